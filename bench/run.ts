@@ -1,0 +1,170 @@
+/**
+ * `npm run bench`: the executor against baselines measured in the same run, on the same
+ * generated data, on two PostgreSQL servers started here. Prints ratios and their targets.
+ *
+ *   (a) overwrite 1M rows over 30 partitions ÷ the same BEGIN; DELETE; INSERT … SELECT; COMMIT
+ *       statements sent directly over one connection        — target ≤ 1.10
+ *   (b) cross-server COPY path rows/s ÷ a plain COPY TO/FROM pipe between the same servers
+ *                                                           — target ≥ 0.80
+ *   (c) the executor's own overhead per empty partition     — target < 20 ms
+ *
+ * BENCH_ROWS (default 1,000,000) and BENCH_ROUNDS (default 3; the median is reported) tune it.
+ */
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import pg from 'pg';
+import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
+import { startEmbeddedPostgres, type PgServerInfo, type RunningPg } from '../electron/engine/sandbox/embeddedPostgres.ts';
+import { benchJob, runExecutor } from './executor.ts';
+
+const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const DAYS = 30;
+const FROM = '2026-01-01';
+const TO = '2026-01-31';
+const EMPTY_PARTITIONS = 200;
+
+const TABLE_DDL = `(day date NOT NULL, id bigint NOT NULL, customer_id int NOT NULL, amount numeric(12,2) NOT NULL, note text, PRIMARY KEY (day, id))`;
+const SOURCE_QUERY = `select day, id, customer_id, amount, note from src_events where day >= :partition_start and day < :partition_end`;
+
+async function client(server: PgServerInfo, database = 'postgres'): Promise<pg.Client> {
+  const c = new pg.Client({ host: server.host, port: server.port, user: server.user, password: server.password, database });
+  await c.connect();
+  return c;
+}
+
+async function seed(server: PgServerInfo, withSource: boolean): Promise<void> {
+  const admin = await client(server);
+  await admin.query('DROP DATABASE IF EXISTS bench');
+  await admin.query('CREATE DATABASE bench');
+  await admin.end();
+  const c = await client(server, 'bench');
+  await c.query(`CREATE SCHEMA mart`);
+  await c.query(`CREATE TABLE mart.events ${TABLE_DDL}`);
+  await c.query(`CREATE TABLE mart.empty_target ${TABLE_DDL}`);
+  if (withSource) {
+    await c.query(`CREATE TABLE src_events ${TABLE_DDL}`);
+    await c.query(`CREATE TABLE src_empty ${TABLE_DDL}`);
+    await c.query(
+      `INSERT INTO src_events
+       SELECT date '${FROM}' + (g % ${DAYS}), g, (g * 7919) % 50000, ((g * 104729) % 100000) / 100.0, 'order ' || g
+         FROM generate_series(1, ${ROWS}) AS g`,
+    );
+    await c.query(`CREATE INDEX ON src_events (day)`);
+    await c.query(`INSERT INTO mart.events SELECT * FROM src_events`);
+    await c.query(`ANALYZE`);
+  }
+  await c.end();
+}
+
+const validation = [
+  {
+    name: 'rows and amount',
+    source: 'select count(*) as rows, sum(amount) as amount from src_events where day >= :partition_start and day < :partition_end',
+    target: 'select count(*) as rows, sum(amount) as amount from mart.events where day >= :partition_start and day < :partition_end',
+    tolerance: 0,
+  },
+];
+
+/** (a) baseline: the statements the executor's pushdown boils down to, over one connection. */
+async function directStatements(server: PgServerInfo): Promise<number> {
+  const c = await client(server, 'bench');
+  const started = performance.now();
+  for (let d = 0; d < DAYS; d++) {
+    const day = new Date(Date.parse(`${FROM}T00:00:00Z`) + d * 86_400_000).toISOString().slice(0, 10);
+    const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+    await c.query('BEGIN');
+    await c.query('DELETE FROM mart.events WHERE day >= $1 AND day < $2', [day, next]);
+    await c.query('INSERT INTO mart.events (day, id, customer_id, amount, note) SELECT day, id, customer_id, amount, note FROM src_events WHERE day >= $1 AND day < $2', [day, next]);
+    await c.query('COMMIT');
+  }
+  const ms = performance.now() - started;
+  await c.end();
+  return ms;
+}
+
+/** (b) baseline: one plain COPY pipe of every row from A to B. */
+async function plainCopyPipe(a: PgServerInfo, b: PgServerInfo): Promise<number> {
+  const src = await client(a, 'bench');
+  const dst = await client(b, 'bench');
+  await dst.query('TRUNCATE mart.events');
+  const started = performance.now();
+  await dst.query('BEGIN');
+  await pipeline(src.query(copyTo('COPY (SELECT day, id, customer_id, amount, note FROM src_events) TO STDOUT')), dst.query(copyFrom('COPY mart.events (day, id, customer_id, amount, note) FROM STDIN')));
+  await dst.query('COMMIT');
+  const ms = performance.now() - started;
+  await Promise.all([src.end(), dst.end()]);
+  return ms;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+function line(name: string, value: string, target: string, pass: boolean, detail: string): void {
+  console.log(`${name.padEnd(44)} ${value.padStart(10)}   target ${target.padEnd(8)} ${pass ? 'PASS' : 'MISS'}   ${detail}`);
+}
+
+async function main(): Promise<void> {
+  const servers: RunningPg[] = [];
+  try {
+    const password = randomBytes(12).toString('base64url');
+    const a = await startEmbeddedPostgres({ name: 'bench-a', dir: join(tmpdir(), `bfr-bench-a-${process.pid}`), password, persistent: false, fast: true });
+    servers.push(a);
+    const b = await startEmbeddedPostgres({ name: 'bench-b', dir: join(tmpdir(), `bfr-bench-b-${process.pid}`), password, persistent: false, fast: true });
+    servers.push(b);
+    console.log(`Seeding ${ROWS.toLocaleString('en-US')} rows over ${DAYS} daily partitions…`);
+    await seed(a.info, true);
+    await seed(b.info, false);
+    const db = { server: a.info, database: 'bench' };
+    const jobA = benchJob({ name: 'bench-overwrite', sourceQuery: SOURCE_QUERY, table: 'mart.events', partitionColumn: 'day', key: ['day', 'id'], validation });
+
+    // Warm both paths once so caches are equally hot, then alternate rounds.
+    await directStatements(a.info);
+    await runExecutor({ job: jobA, from: FROM, to: TO, source: db, target: db });
+    const direct: number[] = [];
+    const executor: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      direct.push(await directStatements(a.info));
+      const outcome = await runExecutor({ job: jobA, from: FROM, to: TO, source: db, target: db });
+      if (outcome.status !== 'succeeded') throw new Error(`executor run ${outcome.status}: ${outcome.reason}`);
+      executor.push(outcome.ms);
+    }
+    const ratioA = median(executor) / median(direct);
+
+    const jobB = benchJob({ name: 'bench-copy', sourceQuery: SOURCE_QUERY, table: 'mart.events', partitionColumn: 'day', key: ['day', 'id'] });
+    const pipeMs: number[] = [];
+    const copyMs: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      pipeMs.push(await plainCopyPipe(a.info, b.info));
+      const outcome = await runExecutor({ job: jobB, from: FROM, to: TO, source: db, target: { server: b.info, database: 'bench' } });
+      if (outcome.status !== 'succeeded') throw new Error(`executor COPY run ${outcome.status}: ${outcome.reason}`);
+      copyMs.push(outcome.ms);
+    }
+    const pipeRps = ROWS / (median(pipeMs) / 1000);
+    const copyRps = ROWS / (median(copyMs) / 1000);
+    const ratioB = copyRps / pipeRps;
+
+    const jobC = benchJob({ name: 'bench-empty', sourceQuery: SOURCE_QUERY.replace('src_events', 'src_empty'), table: 'mart.empty_target', partitionColumn: 'day', key: ['day', 'id'] });
+    const emptyTo = new Date(Date.parse(`${FROM}T00:00:00Z`) + EMPTY_PARTITIONS * 86_400_000).toISOString().slice(0, 10);
+    const empty: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const outcome = await runExecutor({ job: jobC, from: FROM, to: emptyTo, source: db, target: db });
+      empty.push(outcome.ms / EMPTY_PARTITIONS);
+    }
+    const perEmpty = median(empty);
+
+    console.log('');
+    console.log(`Backfill Runbook benchmarks — ${ROWS.toLocaleString('en-US')} rows, ${DAYS} partitions, median of ${ROUNDS} rounds`);
+    line('(a) executor ÷ direct statements', ratioA.toFixed(3), '≤ 1.10', ratioA <= 1.1, `executor ${median(executor).toFixed(0)} ms, direct ${median(direct).toFixed(0)} ms`);
+    line('(b) cross-server COPY ÷ plain COPY pipe', ratioB.toFixed(3), '≥ 0.80', ratioB >= 0.8, `executor ${Math.round(copyRps).toLocaleString('en-US')} rows/s, pipe ${Math.round(pipeRps).toLocaleString('en-US')} rows/s`);
+    line('(c) overhead per empty partition', `${perEmpty.toFixed(2)} ms`, '< 20 ms', perEmpty < 20, `${EMPTY_PARTITIONS} empty partitions`);
+  } finally {
+    for (const s of servers.reverse()) await s.stop().catch(() => undefined);
+  }
+}
+
+await main();

@@ -1,0 +1,64 @@
+/** Plain-text tables for the terminal: dry runs and run status. */
+import type { DryRunRow, Measures } from '../engine/executor/types.ts';
+import type { PartitionRecord, Run } from '../engine/store/index.ts';
+
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
+}
+
+const show = (v: Measures[string] | undefined): string => (v === null || v === undefined ? '–' : String(v));
+
+export function formatDryRun(rows: DryRunRow[]): string {
+  const columns = Object.keys(rows[0]?.source ?? { rows: 0 });
+  const header = ['partition', ...columns.map((c) => `source ${c}`), ...columns.map((c) => `target ${c}`), 'row change'];
+  const body = rows.map((r) => [r.partition.key, ...columns.map((c) => show(r.source[c])), ...columns.map((c) => show(r.target[c])), signed(r.change.rows)]);
+  const totals = columns.map((c) => rows.reduce((s, r) => s + Number(r.source[c] ?? 0), 0));
+  const targetTotals = columns.map((c) => rows.reduce((s, r) => s + Number(r.target[c] ?? 0), 0));
+  const change = rows.reduce((s, r) => s + Number(r.change.rows ?? 0), 0);
+  body.push(['total', ...totals.map(fmt), ...targetTotals.map(fmt), signed(change)]);
+  return table(header, body);
+}
+
+function fmt(n: number): string {
+  return Number.isInteger(n) ? String(n) : n.toFixed(2);
+}
+
+function signed(v: Measures[string] | undefined): string {
+  const n = Number(v ?? 0);
+  return n > 0 ? `+${fmt(n)}` : fmt(n);
+}
+
+export function formatRun(run: Run): string {
+  return [
+    `Run ${run.runId}  [${run.status}]`,
+    `  job ${run.jobName}, ${run.rangeFrom} → ${run.rangeTo} (${run.unit}, ${run.timezone}), ${run.writeMode}, tier ${run.tier}`,
+    `  partitions: ${run.partitionsPublished}/${run.partitionsTotal} published, ${run.partitionsFailed} failed; ${run.rowsWritten} rows written; cursor ${run.cursor ?? '(done)'}`,
+    `  requested by ${run.requestedBy ?? '?'}, executed by ${run.executedBy ?? '?'}; created ${run.createdAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}`,
+    ...(run.haltReason ? [`  reason: ${run.haltReason}`] : []),
+  ].join('\n');
+}
+
+export function formatPartitions(partitions: PartitionRecord[]): string {
+  return table(
+    ['partition', 'status', 'attempt', 'rows', 'ms', 'checksum', 'error'],
+    partitions.map((p) => [
+      p.key,
+      p.status,
+      String(p.attempt),
+      p.rowsWritten === null ? '–' : String(p.rowsWritten),
+      p.durationMs === null ? '–' : String(p.durationMs),
+      p.checksum ? p.checksum.slice(0, 16) : '–',
+      p.error ? p.error.slice(0, 80) : '',
+    ]),
+  );
+}
+
+export function formatRunList(runs: Run[]): string {
+  if (runs.length === 0) return 'No runs on record.';
+  return table(
+    ['run id', 'job', 'status', 'published', 'range', 'created'],
+    runs.map((r) => [r.runId, r.jobName, r.status, `${r.partitionsPublished}/${r.partitionsTotal}`, `${r.rangeFrom} → ${r.rangeTo}`, r.createdAt]),
+  );
+}

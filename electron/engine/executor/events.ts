@@ -1,0 +1,24 @@
+/** What the executor tells its driver (CLI progress, app `run:progress` events) as it goes. */
+export type ExecutorEvent =
+  | { type: 'run-started'; runId: string; total: number; toDo: number; published: number; resumed: boolean; concurrency: number }
+  | { type: 'partition-resolved'; key: string; status: 'published' | 'pending'; reason: string }
+  | { type: 'partition-started'; key: string; attempt: number }
+  | { type: 'partition-published'; key: string; rows: number; ms: number; checksum: string }
+  | { type: 'partition-retry'; key: string; attempt: number; delayMs: number; error: string }
+  | { type: 'partition-failed'; key: string; error: string }
+  | { type: 'stopping'; reason: string; kind: 'operator' | 'condition' }
+  | { type: 'reconciled'; ok: number; problems: number }
+  | { type: 'run-finished'; runId: string; status: RunOutcomeStatus; published: number; failed: number; pending: number; rows: number; ms: number; reason: string | null };
+
+export type RunOutcomeStatus = 'succeeded' | 'failed' | 'paused' | 'halted';
+
+export interface RunOutcome {
+  runId: string;
+  status: RunOutcomeStatus;
+  reason: string | null;
+  published: number;
+  failed: number;
+  pending: number;
+  rows: number;
+  ms: number;
+}

@@ -1,0 +1,338 @@
+/**
+ * The partition executor's loop: ledger, resume, retries, throttle, stop. The atomic publish
+ * of one partition is the target's job (PartitionTarget.writePartition); everything around it
+ * lives here so Postgres and S3 targets share one behaviour.
+ *
+ * **Important**: the target's markers are the truth on resume. A partition the ledger shows
+ * in flight (`running`/`validated`) is published exactly when the target holds a marker of
+ * this run and attempt; otherwise its transaction rolled back and it goes back to `pending`.
+ */
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Partition } from '../../../shared/partitions.ts';
+import { GateError } from '../../../shared/errors.ts';
+import type { WriteMode } from '../../../shared/schemas.ts';
+import type { Store, PartitionRecord, Run } from '../store/index.ts';
+import { StoreError } from '../store/index.ts';
+import { AbortedError, PartitionBusyError, PartitionValidationError } from './errors.ts';
+import type { ExecutorEvent, RunOutcome, RunOutcomeStatus } from './events.ts';
+import { backoffDelay, sleep } from './retry.ts';
+import type { PartitionTarget, PartitionWriteResult } from './types.ts';
+
+export type Reprocess = 'missing' | 'failed' | 'all';
+
+export interface RunnerOptions {
+  store: Store;
+  runId: string;
+  target: PartitionTarget;
+  actor: string;
+  reprocess?: Reprocess;
+  maxAttempts?: number;
+  retryBaseMs?: number;
+  maxConsecutiveFailures?: number;
+  onEvent?: (event: ExecutorEvent) => void;
+}
+
+interface LiveSettings {
+  sleepMs: number;
+  concurrency: number;
+}
+
+const LEASE_MS = 60_000;
+
+export class Runner {
+  private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly hardStop = new AbortController();
+  private readonly softStop = new AbortController();
+  private stopReason: { reason: string; kind: 'operator' | 'condition' } | null = null;
+  private consecutiveFailures = 0;
+  private readonly emit: (event: ExecutorEvent) => void;
+
+  constructor(private readonly options: RunnerOptions) {
+    this.emit = options.onEvent ?? (() => undefined);
+  }
+
+  /** Finish the partitions in flight, then stop: the run stays resumable. */
+  requestStop(reason = 'stopped by the operator', kind: 'operator' | 'condition' = 'operator'): void {
+    if (!this.stopReason) {
+      this.stopReason = { reason, kind };
+      this.emit({ type: 'stopping', reason, kind });
+    }
+    this.softStop.abort();
+  }
+
+  /** Roll back the partitions in flight now and stop. */
+  abortNow(reason = 'stopped by the operator'): void {
+    this.requestStop(reason);
+    this.hardStop.abort();
+  }
+
+  async run(): Promise<RunOutcome> {
+    const { store, runId, target, actor } = this.options;
+    const started = Date.now();
+    const run = store.runs.get(runId);
+    if (!run) throw new GateError(`no run "${runId}" in the local store`);
+    if (!store.runs.acquireLease(runId, this.owner, LEASE_MS) && !this.takeOverDeadLease(run)) {
+      const current = store.runs.get(runId);
+      throw new GateError(`run "${runId}" is being executed by another process (${current?.leaseOwner ?? 'unknown'}); only one executor may drive a run`);
+    }
+    try {
+      await target.prepare();
+      const resumed = run.status !== 'planned';
+      await this.resolveInFlight(run);
+      const queue = this.selectWork();
+      const settings = this.settings();
+      store.runs.setStatus(runId, 'running', { actor, event: resumed ? 'run.resumed' : 'run.started' });
+      const counts = store.partitions.countByStatus(runId);
+      this.emit({ type: 'run-started', runId, total: run.partitionsTotal, toDo: queue.length, published: counts.published, resumed, concurrency: settings.concurrency });
+      const workers = Array.from({ length: Math.min(settings.concurrency, Math.max(queue.length, 1)) }, () => this.worker(queue));
+      await Promise.all(workers);
+      return await this.finish(started);
+    } finally {
+      store.runs.releaseLease(runId, this.owner);
+      await target.close();
+    }
+  }
+
+  /**
+   * A lease held by a process of this machine that no longer exists (killed, crashed) is taken
+   * over at once instead of waiting for it to expire. A stopped (SIGSTOP) process still exists.
+   */
+  private takeOverDeadLease(run: Run): boolean {
+    const current = this.options.store.runs.get(run.runId)?.leaseOwner;
+    const [host, pid] = current?.split(':') ?? [];
+    if (!current || host !== hostname() || !pid || processAlive(Number(pid))) return false;
+    this.options.store.runs.releaseLease(run.runId, current);
+    return this.options.store.runs.acquireLease(run.runId, this.owner, LEASE_MS);
+  }
+
+  /** Partitions left in flight by a crash: the target's marker decides. */
+  private async resolveInFlight(run: Run): Promise<void> {
+    const { store, target, actor } = this.options;
+    const inFlight = store.partitions.list(run.runId).filter((p) => p.status === 'running' || p.status === 'validated');
+    if (inFlight.length === 0) return;
+    const marks = await target.readMarks(inFlight.map((p) => p.key));
+    for (const p of inFlight) {
+      const mark = marks.get(p.key);
+      if (mark && mark.runId === run.runId && mark.attempt === p.attempt) {
+        store.partitions.transition(run.runId, p.key, 'published', { rowsWritten: mark.rowsWritten, checksum: mark.checksum }, actor, {
+          resolvedBy: 'target marker',
+        });
+        this.emit({ type: 'partition-resolved', key: p.key, status: 'published', reason: 'committed before the interruption: marker found on the target' });
+      } else {
+        store.partitions.transition(run.runId, p.key, 'pending', {}, actor, { resolvedBy: 'no marker: the transaction rolled back' });
+        this.emit({ type: 'partition-resolved', key: p.key, status: 'pending', reason: 'rolled back at the interruption: no marker on the target' });
+      }
+    }
+  }
+
+  private selectWork(): PartitionRecord[] {
+    const { store, runId, actor } = this.options;
+    const reprocess = this.options.reprocess ?? 'missing';
+    const all = store.partitions.list(runId);
+    const picked = all.filter((p) => {
+      switch (reprocess) {
+        case 'missing':
+          return p.status === 'pending' || p.status === 'failed';
+        case 'failed':
+          return p.status === 'failed';
+        case 'all':
+          return p.status !== 'skipped';
+      }
+    });
+    for (const p of picked) {
+      if (p.status !== 'pending') store.partitions.transition(runId, p.key, 'pending', {}, actor, { reprocess });
+    }
+    return picked;
+  }
+
+  private settings(): LiveSettings {
+    const run = this.options.store.runs.get(this.options.runId);
+    const s = run?.settings ?? {};
+    return { sleepMs: s.sleepMs ?? 0, concurrency: Math.max(1, s.concurrency ?? 1) };
+  }
+
+  private async worker(queue: PartitionRecord[]): Promise<void> {
+    for (;;) {
+      if (this.stopReason) return;
+      const next = queue.shift();
+      if (!next) return;
+      if (!this.options.store.runs.renewLease(this.options.runId, this.owner, LEASE_MS)) {
+        this.requestStop('the run lease was taken over by another executor', 'condition');
+        return;
+      }
+      await this.runPartition(next);
+      if (queue.length > 0 && !this.stopReason) await sleep(this.settings().sleepMs, this.softStop.signal);
+    }
+  }
+
+  private async runPartition(record: PartitionRecord): Promise<void> {
+    const { store, runId, target, actor } = this.options;
+    const maxAttempts = this.options.maxAttempts ?? 4;
+    const partition: Partition = { key: record.key, start: record.startAt ?? '', end: record.endAt ?? '' };
+    const runPlanHash = store.runs.get(runId)?.planHash ?? '';
+    for (let tries = 1; ; tries++) {
+      const started = Date.now();
+      const running = store.partitions.transition(runId, partition.key, 'running', {}, actor);
+      this.emit({ type: 'partition-started', key: partition.key, attempt: running.attempt });
+      try {
+        const result = await target.writePartition(partition, {
+          runId,
+          planHash: runPlanHash,
+          attempt: running.attempt,
+          writeMode: (store.runs.get(runId)?.writeMode ?? 'overwrite-partition') as WriteMode,
+          signal: this.hardStop.signal,
+          onValidated: (r) => store.partitions.transition(runId, partition.key, 'validated', resultPatch(r), actor),
+        });
+        store.partitions.transition(runId, partition.key, 'published', resultPatch(result), actor);
+        store.runs.refreshCounters(runId);
+        this.consecutiveFailures = 0;
+        this.emit({ type: 'partition-published', key: partition.key, rows: result.rowsWritten, ms: Date.now() - started, checksum: result.checksum });
+        return;
+      } catch (err) {
+        const outcome = await this.handleFailure(partition, running.attempt, err, tries < maxAttempts);
+        if (outcome === 'retry') {
+          const delayMs = backoffDelay(tries, this.options.retryBaseMs ?? 500);
+          this.emit({ type: 'partition-retry', key: partition.key, attempt: running.attempt, delayMs, error: message(err) });
+          await sleep(delayMs, this.softStop.signal);
+          if (this.stopReason) return;
+          continue;
+        }
+        return;
+      }
+    }
+  }
+
+  /** Decides what a failed attempt means for the partition and the run. */
+  private async handleFailure(partition: Partition, attempt: number, err: unknown, canRetry: boolean): Promise<'retry' | 'done'> {
+    const { store, runId, target, actor } = this.options;
+    const text = message(err);
+    if (err instanceof StoreError) {
+      // The ledger cannot be written (disk full…): stop before touching the target again.
+      this.requestStop(`the local store failed: ${text}`, 'condition');
+      return 'done';
+    }
+    if (err instanceof AbortedError || this.hardStop.signal.aborted) {
+      this.safeTransition(partition.key, 'pending', { error: text });
+      return 'done';
+    }
+    if (err instanceof PartitionBusyError) {
+      this.safeTransition(partition.key, 'pending', { error: text });
+      this.requestStop(text, 'condition');
+      return 'done';
+    }
+    if (target.isTransient(err) && !(err instanceof PartitionValidationError)) {
+      // The ambiguous commit: the connection may have died after COMMIT reached the server.
+      const lookup = await target.readMarks([partition.key]).then(
+        (m) => ({ reachable: true as const, mark: m.get(partition.key) }),
+        (lookupErr: unknown) => ({ reachable: false as const, error: message(lookupErr) }),
+      );
+      if (!lookup.reachable) {
+        // Not knowing is not failing: leave the partition in flight; resume asks the marker.
+        this.requestStop(`lost contact with ${target.label} (${text}; then ${lookup.error}): partition ${partition.key} is decided on resume by the target's marker`, 'condition');
+        return 'done';
+      }
+      const mark = lookup.mark;
+      if (mark && mark.runId === runId && mark.attempt === attempt) {
+        store.partitions.transition(runId, partition.key, 'published', { rowsWritten: mark.rowsWritten, checksum: mark.checksum }, actor, {
+          resolvedBy: 'target marker after a lost acknowledgement',
+        });
+        store.runs.refreshCounters(runId);
+        this.consecutiveFailures = 0;
+        this.emit({ type: 'partition-resolved', key: partition.key, status: 'published', reason: 'COMMIT reached the target before the connection dropped' });
+        return 'done';
+      }
+      if (canRetry && !this.stopReason) {
+        this.safeTransition(partition.key, 'pending', { error: text });
+        return 'retry';
+      }
+    }
+    this.safeTransition(partition.key, 'failed', { error: text });
+    store.runs.refreshCounters(runId);
+    this.emit({ type: 'partition-failed', key: partition.key, error: text });
+    this.consecutiveFailures += 1;
+    const limit = this.options.maxConsecutiveFailures ?? 3;
+    if (this.consecutiveFailures >= limit) this.requestStop(`${this.consecutiveFailures} consecutive partition failures (limit ${limit})`, 'condition');
+    return 'done';
+  }
+
+  private safeTransition(key: string, to: 'pending' | 'failed', patch: { error: string }): void {
+    try {
+      this.options.store.partitions.transition(this.options.runId, key, to, patch, this.options.actor);
+    } catch (err) {
+      if (!(err instanceof StoreError)) throw err;
+      this.requestStop(`the local store failed: ${message(err)}`, 'condition');
+    }
+  }
+
+  private async finish(started: number): Promise<RunOutcome> {
+    const { store, runId, actor } = this.options;
+    const counts = store.partitions.countByStatus(runId);
+    const pending = counts.pending + counts.running + counts.validated;
+    let status: RunOutcomeStatus;
+    let reason: string | null = this.stopReason?.reason ?? null;
+    if (this.stopReason && (pending > 0 || this.stopReason.kind === 'condition')) {
+      status = this.stopReason.kind === 'operator' ? 'paused' : 'halted';
+    } else if (counts.failed > 0) {
+      status = 'failed';
+      reason = `${counts.failed} partition(s) failed`;
+    } else {
+      const problems = await this.reconcile();
+      status = problems === 0 ? 'succeeded' : 'failed';
+      if (problems > 0) reason = `${problems} partition(s) did not reconcile`;
+    }
+    store.runs.setStatus(runId, status, { actor, haltReason: reason ?? undefined });
+    const run = store.runs.get(runId);
+    const outcome: RunOutcome = {
+      runId,
+      status,
+      reason,
+      published: counts.published,
+      failed: counts.failed,
+      pending,
+      rows: run?.rowsWritten ?? 0,
+      ms: Date.now() - started,
+    };
+    this.emit({ type: 'run-finished', ...outcome });
+    return outcome;
+  }
+
+  /** Completion is verified, not assumed: source vs target for every published partition. */
+  private async reconcile(): Promise<number> {
+    const { store, runId, target } = this.options;
+    const run = store.runs.get(runId);
+    const rows = [];
+    for (const p of store.partitions.list(runId)) {
+      if (p.status !== 'published') continue;
+      rows.push(await target.reconcile({ key: p.key, start: p.startAt ?? '', end: p.endAt ?? '' }));
+    }
+    const problems = rows.filter((r) => !r.ok).length;
+    store.evidence.add({ runId, planHash: run?.planHash ?? '', kind: 'reconciliation', body: { ok: problems === 0, partitions: rows } });
+    this.emit({ type: 'reconciled', ok: rows.length - problems, problems });
+    return problems;
+  }
+}
+
+function resultPatch(r: PartitionWriteResult) {
+  return {
+    rowsWritten: r.rowsWritten,
+    sourceCount: r.sourceCount ?? undefined,
+    sourceSums: r.sourceSums,
+    targetCount: r.targetCount,
+    targetSums: r.targetSums,
+    checksum: r.checksum,
+  };
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

@@ -1,0 +1,92 @@
+import type { Partition } from '../../../shared/partitions.ts';
+import type { WriteMode } from '../../../shared/schemas.ts';
+
+/** Counts and sums of one side of a partition: `{ rows: 120, paid_amount: "4410.50" }`. */
+export type Measures = Record<string, string | number | null>;
+
+/** What the target holds as proof that a partition was published (DESIGN §6 step 4). */
+export interface PartitionMark {
+  partitionKey: string;
+  runId: string;
+  planHash: string;
+  attempt: number;
+  rowsWritten: number;
+  checksum: string;
+  publishedAt: string;
+}
+
+/** One validation rule's outcome for one partition. */
+export interface RuleCheck {
+  rule: string;
+  source: Measures;
+  target: Measures;
+  /** Largest relative difference over the columns both sides return. */
+  diffRatio: number;
+  tolerance: number;
+  ok: boolean;
+}
+
+export interface PartitionWriteResult {
+  rowsWritten: number;
+  sourceCount: number | null;
+  sourceSums: Measures;
+  targetCount: number;
+  targetSums: Measures;
+  checksum: string;
+  checks: RuleCheck[];
+  duplicateKeys: number;
+}
+
+export interface DryRunRow {
+  partition: Partition;
+  source: Measures;
+  target: Measures;
+  /** Row and sum changes the run would make, target after minus target now (overwrite mode). */
+  change: Measures;
+}
+
+export interface ReconcileRow {
+  partition: Partition;
+  checks: RuleCheck[];
+  targetCount: number;
+  markedRows: number | null;
+  markRunId: string | null;
+  ok: boolean;
+  problems: string[];
+}
+
+export interface WriteContext {
+  runId: string;
+  planHash: string;
+  attempt: number;
+  writeMode: WriteMode;
+  /** Aborted when the operator asks to stop now: the partition in flight is rolled back. */
+  signal: AbortSignal;
+  /**
+   * Called after validation and before COMMIT, so the local ledger says `validated` before
+   * the target publishes. If it throws (local disk full), the partition is rolled back.
+   */
+  onValidated(result: PartitionWriteResult): void;
+}
+
+/**
+ * A place partitions are written to. The executor (runner.ts) owns the ledger, retries,
+ * throttle and stop; a target owns the atomic publish of ONE partition: write, validate,
+ * mark and commit, or roll back and throw. Postgres lives in targets/postgres; S3 joins later.
+ */
+export interface PartitionTarget {
+  /** Human name for messages, e.g. `mart.mart_order_daily on warehouse`. */
+  readonly label: string;
+  /** Resolve names against the catalog, create the marker table where allowed. */
+  prepare(): Promise<void>;
+  /** The target's own record of published partitions (the truth on resume). */
+  readMarks(keys: readonly string[]): Promise<Map<string, PartitionMark>>;
+  writePartition(partition: Partition, ctx: WriteContext): Promise<PartitionWriteResult>;
+  /** Read-only: what the source would write and what the target holds now. */
+  measure(partition: Partition): Promise<DryRunRow>;
+  /** Read-only: source vs target for a published partition, after the fact. */
+  reconcile(partition: Partition): Promise<ReconcileRow>;
+  /** Transient errors (connection reset, lock timeout, deadlock…) are retried; others fail the partition. */
+  isTransient(err: unknown): boolean;
+  close(): Promise<void>;
+}

@@ -1,0 +1,54 @@
+import type { PostgresConnection } from '../../../../shared/schemas.ts';
+import type { PgClient } from './connect.ts';
+import { openPg, query } from './connect.ts';
+
+/**
+ * A few connections to one server, opened on demand and kept for the next partition.
+ * A client that saw a connection error is destroyed, never handed out again.
+ */
+export class ClientPool {
+  private readonly idle: PgClient[] = [];
+  private readonly all = new Set<PgClient>();
+
+  constructor(
+    private readonly connection: PostgresConnection,
+    private readonly password: string | undefined,
+    private readonly timeZone: string,
+    private readonly applicationName: string,
+  ) {}
+
+  async acquire(): Promise<PgClient> {
+    const ready = this.idle.pop();
+    if (ready) return ready;
+    const client = await openPg({
+      url: this.connection.url,
+      password: this.password,
+      statementTimeoutMs: this.connection.statement_timeout_ms,
+      lockTimeoutMs: this.connection.lock_timeout_ms,
+      connectTimeoutMs: this.connection.connect_timeout_ms,
+      applicationName: this.applicationName,
+    });
+    // The job's time zone decides what cast(ts as date) means in its SQL; both sides agree.
+    await query(client, `SELECT set_config('TimeZone', :tz, false), set_config('DateStyle', 'ISO, YMD', false)`, { tz: this.timeZone });
+    // A dead socket must not crash the process; the next query on this client fails instead.
+    client.on('error', () => undefined);
+    this.all.add(client);
+    return client;
+  }
+
+  release(client: PgClient, broken = false): void {
+    if (broken) {
+      this.all.delete(client);
+      void client.end().catch(() => undefined);
+      return;
+    }
+    this.idle.push(client);
+  }
+
+  async closeAll(): Promise<void> {
+    const clients = [...this.all];
+    this.all.clear();
+    this.idle.length = 0;
+    await Promise.all(clients.map((c) => c.end().catch(() => undefined)));
+  }
+}

@@ -1,0 +1,99 @@
+/**
+ * SQL text for the partition protocol (DESIGN §6). Pure: every identifier arrives already
+ * resolved against the catalog and is quoted here; every value is a `:named` parameter bound
+ * later by bindNamed — nothing a user typed is ever spliced in as a value.
+ */
+import type { WriteMode } from '../../../../shared/schemas.ts';
+import { assertNever } from '../../../../shared/errors.ts';
+import { quoteIdent } from './sql.ts';
+
+export interface TargetShape {
+  /** Fully quoted table name, e.g. `"mart"."mart_order_daily"`. */
+  quoted: string;
+  partitionColumn: string;
+  /** Columns the source query produces, in its order; all exist in the target. */
+  columns: readonly string[];
+  key: readonly string[];
+}
+
+const list = (names: readonly string[], prefix = ''): string => names.map((n) => prefix + quoteIdent(n)).join(', ');
+
+export function partitionFilter(shape: TargetShape, alias = ''): string {
+  const col = (alias ? `${alias}.` : '') + quoteIdent(shape.partitionColumn);
+  return `${col} >= :partition_start AND ${col} < :partition_end`;
+}
+
+export function deletePartitionSql(shape: TargetShape): string {
+  return `DELETE FROM ${shape.quoted} WHERE ${partitionFilter(shape)}`;
+}
+
+/** The source query as a derived table, so its columns can be picked by name. */
+export function sourceAsTable(sourceQuery: string): string {
+  // A trailing semicolon would end the statement inside the parentheses.
+  const body = sourceQuery.trim().replace(/;+\s*$/, '');
+  return `(\n${body}\n) AS src`;
+}
+
+/**
+ * INSERT … SELECT from `from` (the source query as a derived table, or a staging table
+ * aliased `src`) in the given write mode. For overwrite-partition the caller has deleted the
+ * partition first in the same transaction.
+ */
+export function insertSql(mode: WriteMode, shape: TargetShape, from: string): string {
+  const cols = list(shape.columns);
+  const select = `SELECT ${list(shape.columns, 'src.')} FROM ${from}`;
+  switch (mode) {
+    case 'overwrite-partition':
+      return `INSERT INTO ${shape.quoted} (${cols})\n${select}`;
+    case 'upsert': {
+      const rest = shape.columns.filter((c) => !shape.key.includes(c));
+      const action = rest.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${rest.map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`).join(', ')}`;
+      return `INSERT INTO ${shape.quoted} (${cols})\n${select}\nON CONFLICT (${list(shape.key)}) ${action}`;
+    }
+    case 'append-dedupe': {
+      // IS NOT DISTINCT FROM: a NULL key part still matches itself, so reruns never append twice.
+      const match = shape.key.map((k) => `t.${quoteIdent(k)} IS NOT DISTINCT FROM src.${quoteIdent(k)}`).join(' AND ');
+      return `INSERT INTO ${shape.quoted} (${cols})\n${select}\nWHERE NOT EXISTS (SELECT 1 FROM ${shape.quoted} AS t WHERE ${match})`;
+    }
+    default:
+      return assertNever(mode, 'write mode');
+  }
+}
+
+/** count(*) and sum() of the numeric columns over the source query (dry run, validation). */
+export function measureSourceSql(sourceQuery: string, numericColumns: readonly string[]): string {
+  return `SELECT ${measureList(numericColumns, 'src.')} FROM ${sourceAsTable(sourceQuery)}`;
+}
+
+/** The same measures over the target partition as it stands. */
+export function measureTargetSql(shape: TargetShape, numericColumns: readonly string[]): string {
+  return `SELECT ${measureList(numericColumns, 't.')} FROM ${shape.quoted} AS t WHERE ${partitionFilter(shape, 't')}`;
+}
+
+function measureList(numericColumns: readonly string[], prefix: string): string {
+  // Sums come back as text so numeric precision survives the trip through JavaScript.
+  const sums = numericColumns.map((c) => `sum(${prefix}${quoteIdent(c)})::text AS ${quoteIdent(c)}`);
+  return ['count(*)::bigint AS "rows"', ...sums].join(', ');
+}
+
+export function duplicateKeysSql(shape: TargetShape): string {
+  const key = list(shape.key, 't.');
+  return `SELECT count(*)::bigint AS duplicates FROM (SELECT 1 FROM ${shape.quoted} AS t WHERE ${partitionFilter(shape, 't')} GROUP BY ${key} HAVING count(*) > 1) AS d`;
+}
+
+/**
+ * A content checksum of the target partition that does not depend on physical row order:
+ * md5 of the rows' text forms, sorted. Two partitions with the same rows give the same value.
+ */
+export function checksumSql(shape: TargetShape): string {
+  return `SELECT count(*)::bigint AS n, coalesce(md5(string_agg(t::text, E'\\n' ORDER BY t::text)), md5('')) AS md5 FROM ${shape.quoted} AS t WHERE ${partitionFilter(shape, 't')}`;
+}
+
+/** Staging table for the COPY path of upsert / append-dedupe; gone at commit or rollback. */
+export function createStagingSql(shape: TargetShape): string {
+  return `CREATE TEMP TABLE bf_stage ON COMMIT DROP AS SELECT ${list(shape.columns)} FROM ${shape.quoted} WITH NO DATA`;
+}
+
+export function copyIntoSql(tableQuoted: string, columns: readonly string[]): string {
+  return `COPY ${tableQuoted} (${list(columns)}) FROM STDIN`;
+}
