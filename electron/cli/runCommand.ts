@@ -3,12 +3,12 @@ import { hostname, userInfo } from 'node:os';
 import { GateError, InputError } from '../../shared/errors.ts';
 import type { Job, Plan } from '../../shared/schemas.ts';
 import { planSchema } from '../../shared/schemas.ts';
-import { blocking } from '../../shared/redFlags.ts';
 import { Runner, type Reprocess } from '../engine/executor/runner.ts';
 import type { RunOutcome } from '../engine/executor/events.ts';
 import type { PartitionTarget } from '../engine/executor/types.ts';
 import { loadConfig, loadJob, loadPlan } from '../engine/plan/load.ts';
 import { dryRun } from '../engine/runbook/dryRun.ts';
+import { checkExecutionGates } from '../engine/runbook/gates.ts';
 import { openTarget, preparePlan, type PreparedPlan } from '../engine/runbook/prepare.ts';
 import type { Store } from '../engine/store/index.ts';
 import { EXIT, type ExitCode } from './exitCodes.ts';
@@ -58,10 +58,7 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
       value: plan.request_id,
     });
   }
-  const blockers = blocking(prepared.flags);
-  if (blockers.length > 0) {
-    throw new GateError(`refused: ${blockers.length} red flag(s) block this run`, blockers.map((f) => f.message));
-  }
+  await checkExecutionGates({ prepared, store, config, operator: actor() });
   // Reach the target and resolve every name before anything is recorded: a dead server or a
   // wrong table leaves no half-made run behind.
   const target = openTarget(config, job, plan.write_mode);

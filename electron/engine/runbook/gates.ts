@@ -1,0 +1,31 @@
+/**
+ * The gates every execution passes, app and CLI alike (the CLI is not a side door). Each gate
+ * returns the reasons it refuses; any reason refuses the run (GateError, CLI exit 4).
+ * Gates are listed in the order an operator meets them in the runbook.
+ */
+import { GateError } from '../../../shared/errors.ts';
+import { blocking } from '../../../shared/redFlags.ts';
+import type { Config } from '../../../shared/schemas.ts';
+import type { Store } from '../store/index.ts';
+import type { PreparedPlan } from './prepare.ts';
+
+export interface GateContext {
+  prepared: PreparedPlan;
+  store: Store;
+  config: Config;
+  /** who executes: the four-eyes rule compares it with the signer */
+  operator: string;
+}
+
+export type Gate = (ctx: GateContext) => Promise<string[]> | string[];
+
+const redFlagGate: Gate = ({ prepared }) => blocking(prepared.flags).map((f) => `red flag ${f.code}: ${f.message}`);
+
+/** Add a gate here; keep each in its own module when it grows. */
+export const GATES: readonly Gate[] = [redFlagGate];
+
+export async function checkExecutionGates(ctx: GateContext, gates: readonly Gate[] = GATES): Promise<void> {
+  const reasons: string[] = [];
+  for (const gate of gates) reasons.push(...(await gate(ctx)));
+  if (reasons.length > 0) throw new GateError(`refused: ${reasons.length} gate(s) block this run`, reasons);
+}
