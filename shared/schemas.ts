@@ -96,6 +96,10 @@ export type Connection = z.output<typeof connectionSchema>;
 
 export const configSchema = z.strictObject({
   connections: z.record(connectionNameSchema, connectionSchema),
+  /** The local SQLite ledger for this workspace, relative to the config file (else --db / the app's own). */
+  ledger: z.string().min(1).optional(),
+  /** Marks a training workspace: every screen and command says "Sandbox". */
+  sandbox: z.boolean().default(false),
 });
 export type Config = z.output<typeof configSchema>;
 

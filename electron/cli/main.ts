@@ -8,7 +8,11 @@ import { openStore, StoreError } from '../engine/store/index.ts';
 import { PgConnectError } from '../engine/targets/postgres/connect.ts';
 import { EXIT, type ExitCode } from './exitCodes.ts';
 import { COMMANDS } from './commands/index.ts';
-import type { CliContext } from './program.ts';
+import { resolveWorkspace, type CliContext, type GlobalOptions } from './program.ts';
+import { existsSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { loadConfig } from '../engine/plan/load.ts';
+import { defaultDbPath } from './paths.ts';
 import { createReporter } from './progress.ts';
 
 export function buildProgram(ctx: CliContext): Command {
@@ -18,6 +22,16 @@ export function buildProgram(ctx: CliContext): Command {
     .exitOverride();
   for (const register of COMMANDS) register(program, ctx);
   return program;
+}
+
+/** --db wins; then the workspace config's `ledger:` (relative to the config); then the app's own. */
+function ledgerFile(g: GlobalOptions): string {
+  if (g.db) return g.db;
+  if (g.config && existsSync(g.config)) {
+    const { ledger } = loadConfig(g.config);
+    if (ledger) return resolve(dirname(g.config), ledger);
+  }
+  return defaultDbPath();
 }
 
 export function exitCodeOf(err: unknown): ExitCode {
@@ -44,9 +58,10 @@ export async function main(argv: string[]): Promise<ExitCode> {
   let json = false;
   const program = buildProgram({
     withStore: async (action, g) => {
+      resolveWorkspace(g);
       json = Boolean(g.json);
       const out = createReporter(json);
-      const store = openStore(g.db);
+      const store = openStore(ledgerFile(g));
       try {
         code = await action(store, out);
       } finally {

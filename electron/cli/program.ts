@@ -4,6 +4,7 @@
  * electron/cli/commands/, one module each, registered in commands/index.ts.
  */
 import { InvalidArgumentError, type Command } from 'commander';
+import { join } from 'node:path';
 import { showValue } from '../../shared/errors.ts';
 import type { Store } from '../engine/store/index.ts';
 import type { ExitCode } from './exitCodes.ts';
@@ -11,8 +12,25 @@ import { defaultDbPath } from './paths.ts';
 import type { Reporter } from './progress.ts';
 
 export interface GlobalOptions {
-  db: string;
+  /** explicit ledger file; else the config's `ledger:`; else the app's own */
+  db?: string;
+  /** a folder holding backfill.config.yaml and jobs/ (or $BACKFILL_RUNBOOK_WORKSPACE) */
+  workspace?: string;
+  config?: string;
+  jobs?: string;
   json?: boolean;
+}
+
+/**
+ * Fills --config and --jobs from --workspace (or $BACKFILL_RUNBOOK_WORKSPACE), else the current
+ * folder. Explicit --config / --jobs always win.
+ */
+export function resolveWorkspace<T extends GlobalOptions>(opts: T, env: NodeJS.ProcessEnv = process.env): T {
+  const workspace = opts.workspace ?? env.BACKFILL_RUNBOOK_WORKSPACE;
+  const base = workspace ?? '.';
+  opts.config ??= join(base, 'backfill.config.yaml');
+  opts.jobs ??= join(base, 'jobs');
+  return opts;
 }
 
 export interface CliContext {
@@ -44,7 +62,11 @@ export function number(min: number, max = Number.MAX_VALUE) {
   };
 }
 
-/** --db and --json, on every subcommand. */
+/** --db, --config and --json, on every subcommand that reads a workspace. */
 export function withGlobals(cmd: Command): Command {
-  return cmd.option('--db <file>', "the local SQLite file (default: the app's own, or $BACKFILL_RUNBOOK_DB)", defaultDbPath()).option('--json', 'one JSON object per line on stdout');
+  return cmd
+    .option('--db <file>', `the local SQLite ledger (default: the config's ledger, else ${defaultDbPath()})`)
+    .option('--workspace <dir>', 'folder with backfill.config.yaml and jobs/ (default: $BACKFILL_RUNBOOK_WORKSPACE, else .)')
+    .option('--config <file>', 'connections file (default: <workspace>/backfill.config.yaml)')
+    .option('--json', 'one JSON object per line on stdout');
 }

@@ -16,7 +16,10 @@ import { checkFlagsAgainstPlan, planFromFlags, type RunFlags } from './planFromF
 import type { Reporter } from './progress.ts';
 import { formatDryRun } from './tables.ts';
 
+const SANDBOX_BANNER = '[Sandbox] training workspace — embedded PostgreSQL with generated data, not production.';
+
 export interface RunOptions extends RunFlags {
+  /** resolved by resolveWorkspace before the command runs */
   config: string;
   jobs: string;
   plan?: string;
@@ -28,6 +31,7 @@ export interface RunOptions extends RunFlags {
 export async function runCommand(jobName: string | undefined, opts: RunOptions, store: Store, out: Reporter): Promise<ExitCode> {
   if (opts.resume) return resume(opts, store, out);
   const config = loadConfig(opts.config);
+  if (config.sandbox) out.say(SANDBOX_BANNER);
   let plan: Plan;
   let job: Job;
   if (opts.plan) {
@@ -41,7 +45,8 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
     plan = planFromFlags(job, opts);
   }
   const prepared = preparePlan(job, plan, store);
-  describePlan(prepared, out);
+  // A dry run is the cure for the no-dry-run flag: don't list it as a problem of itself.
+  describePlan(opts.dryRun ? { ...prepared, flags: prepared.flags.filter((f) => f.code !== 'no-dry-run') } : prepared, out);
 
   if (opts.dryRun) {
     const target = openTarget(config, job, plan.write_mode);
@@ -95,6 +100,7 @@ async function resume(opts: RunOptions, store: Store, out: Reporter): Promise<Ex
   const plan = planSchema.parse(stored.plan);
   checkFlagsAgainstPlan(plan, { ...opts, runId: undefined }, `the plan of run ${run.runId}`);
   const config = loadConfig(opts.config);
+  if (config.sandbox) out.say(SANDBOX_BANNER);
   const { job } = loadJob(opts.jobs, run.jobName, config);
   const prepared = preparePlan(job, plan, store);
   if (prepared.jobHash !== run.jobHash) {

@@ -120,7 +120,7 @@ describe('loadJob', () => {
     {
       name: 'a config without connections',
       job: 'order-daily-mart',
-      config: { connections: {} },
+      config: { connections: {}, sandbox: false },
       message: () => `${path.join(jobsDir, 'order-daily-mart.yaml')}: field "source.connection": "warehouse" is not a connection in the config; the config has no connections`,
     },
   ];

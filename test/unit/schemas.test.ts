@@ -90,6 +90,7 @@ describe('configSchema', () => {
         },
         lake: { kind: 's3', bucket: 'amplitude-raw-bucket', region: 'us-east-1', force_path_style: false },
       },
+      sandbox: false,
     });
   });
 

@@ -21,8 +21,7 @@ export function registerRun(program: Command, ctx: CliContext): void {
       .option('--resume', 'continue the run named by --run-id')
       .addOption(new Option('--reprocess <which>', 'with --resume: which partitions to (re)do').choices(['missing', 'failed', 'all']))
       .option('--plan <file>', 'run a saved plan file instead of building one from flags')
-      .option('--config <file>', 'connections file', './backfill.config.yaml')
-      .option('--jobs <dir>', 'folder of job files', './jobs'),
+      .option('--jobs <dir>', 'folder of job files (default: <workspace>/jobs)'),
   ).action(async (job: string | undefined, opts: RunOptions & GlobalOptions) => {
     await ctx.withStore((store, out) => runCommand(job, opts, store, out), opts);
   });

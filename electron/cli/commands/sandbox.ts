@@ -1,0 +1,171 @@
+/**
+ * `run-backfill sandbox up|down|reset|status|path`: the training workspace for the command
+ * line. `up` starts a detached supervisor (`sandbox serve`) that owns the embedded servers and
+ * stops them cleanly on `down`; the workspace folder holds the config, jobs and ledger.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Command } from 'commander';
+import { removeSandbox, startSandbox } from '../../engine/sandbox/index.ts';
+import { EXIT, type ExitCode } from '../exitCodes.ts';
+import { defaultDbPath } from '../paths.ts';
+import type { CliContext } from '../program.ts';
+import type { Reporter } from '../progress.ts';
+
+interface SupervisorState {
+  pid: number;
+  port: number;
+  configFile: string;
+  startedAt: string;
+  startMs: number;
+}
+
+export const defaultSandboxDir = (): string => join(dirname(defaultDbPath()), 'sandbox');
+const stateFile = (dir: string): string => join(dir, 'supervisor.json');
+
+export function registerSandbox(program: Command, ctx: CliContext): void {
+  const sandbox = program.command('sandbox').description('a training workspace: embedded PostgreSQL with incidents to repair');
+  const dirOption = ['--dir <dir>', 'the sandbox folder', defaultSandboxDir()] as const;
+  sandbox
+    .command('up')
+    .description('start the sandbox servers (in the background) and print the workspace')
+    .option(...dirOption)
+    .option('--json', 'one JSON object on stdout')
+    .action(async (o: { dir: string; json?: boolean }) => ctx.act((out) => up(resolve(o.dir), out), o));
+  sandbox
+    .command('down')
+    .description('stop the sandbox servers; the data stays for the next `up`')
+    .option(...dirOption)
+    .action(async (o: { dir: string }) => ctx.act((out) => down(resolve(o.dir), out), {}));
+  sandbox
+    .command('reset')
+    .description('stop, delete all sandbox data and start again from fresh training data')
+    .option(...dirOption)
+    .action(async (o: { dir: string }) =>
+      ctx.act(async (out) => {
+        await down(resolve(o.dir), out);
+        removeSandbox(resolve(o.dir));
+        return up(resolve(o.dir), out);
+      }, {}),
+    );
+  sandbox
+    .command('status')
+    .description('is the sandbox running, and where')
+    .option(...dirOption)
+    .action(async (o: { dir: string }) =>
+      ctx.act((out) => {
+        const state = running(resolve(o.dir));
+        out.record('sandbox', { running: Boolean(state), ...state }, state ? `Sandbox running (pid ${state.pid}), PostgreSQL on 127.0.0.1:${state.port}, workspace ${resolve(o.dir)}` : 'Sandbox is not running.');
+        return EXIT.ok;
+      }, {}),
+    );
+  sandbox
+    .command('path')
+    .description('print the sandbox folder (cd "$(run-backfill sandbox path)")')
+    .option(...dirOption)
+    .action(async (o: { dir: string }) => ctx.act((out) => (out.say(resolve(o.dir)), EXIT.ok), {}));
+  sandbox
+    .command('serve', { hidden: true })
+    .option(...dirOption)
+    .action(async (o: { dir: string }) => ctx.act(() => serve(resolve(o.dir)), {}));
+}
+
+function running(dir: string): SupervisorState | undefined {
+  try {
+    const state = JSON.parse(readFileSync(stateFile(dir), 'utf8')) as SupervisorState;
+    process.kill(state.pid, 0);
+    return state;
+  } catch {
+    return undefined;
+  }
+}
+
+async function up(dir: string, out: Reporter): Promise<ExitCode> {
+  const already = running(dir);
+  if (already) {
+    report(dir, already, out, 'already running');
+    return EXIT.ok;
+  }
+  const started = Date.now();
+  const log = join(dir, 'sandbox.log');
+  mkdirSync(dir, { recursive: true });
+  const fd = openSync(log, 'a');
+  const bin = fileURLToPath(new URL('../../bin/run-backfill.mjs', import.meta.url));
+  const child = spawn(process.execPath, [bin, 'sandbox', 'serve', '--dir', dir], { detached: true, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  let exited = false;
+  child.on('exit', () => (exited = true));
+  child.unref();
+  for (;;) {
+    const state = running(dir);
+    if (state) {
+      report(dir, state, out, `started in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      return EXIT.ok;
+    }
+    if (exited || Date.now() - started > 120_000) {
+      const tail = existsSync(log) ? readFileSync(log, 'utf8').split('\n').slice(-15).join('\n') : '';
+      out.say(`The sandbox did not start. Last lines of ${log}:\n${tail}`);
+      return EXIT.failed;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function report(dir: string, state: SupervisorState, out: Reporter, how: string): void {
+  out.record(
+    'sandbox',
+    { dir, configFile: state.configFile, port: state.port, pid: state.pid },
+    [
+      `[Sandbox] ${how}: embedded PostgreSQL on 127.0.0.1:${state.port} (training data, not production).`,
+      `Workspace: ${dir}`,
+      `Config written to ${state.configFile}:`,
+      readFileSync(state.configFile, 'utf8').replace(/^/gm, '    '),
+      'Try it (from the project folder):',
+      `    export BACKFILL_RUNBOOK_WORKSPACE="${dir}"`,
+      '    npx run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --dry-run',
+      `Stop it with: run-backfill sandbox down${dir === defaultSandboxDir() ? '' : ` --dir "${dir}"`}`,
+    ].join('\n'),
+  );
+}
+
+async function down(dir: string, out: Reporter): Promise<ExitCode> {
+  const state = running(dir);
+  if (!state) {
+    out.say('Sandbox is not running.');
+    return EXIT.ok;
+  }
+  process.kill(state.pid, 'SIGTERM');
+  const started = Date.now();
+  while (Date.now() - started < 30_000) {
+    try {
+      process.kill(state.pid, 0);
+    } catch {
+      out.say(`Sandbox stopped in ${((Date.now() - started) / 1000).toFixed(1)} s; its data stays in ${dir}.`);
+      return EXIT.ok;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  out.say(`The sandbox supervisor (pid ${state.pid}) did not stop within 30 s.`);
+  return EXIT.failed;
+}
+
+/** The detached supervisor: owns the servers until SIGTERM / SIGINT. */
+async function serve(dir: string): Promise<ExitCode> {
+  const started = Date.now();
+  const ws = await startSandbox({ dir, onLog: (line) => process.stdout.write(`${line}\n`) });
+  const state: SupervisorState = { pid: process.pid, port: ws.pg.port, configFile: ws.configFile, startedAt: new Date().toISOString(), startMs: Date.now() - started };
+  writeFileSync(stateFile(dir), `${JSON.stringify(state)}\n`);
+  await new Promise<void>((resolveStop) => {
+    process.once('SIGTERM', resolveStop);
+    process.once('SIGINT', resolveStop);
+  });
+  try {
+    unlinkSync(stateFile(dir));
+  } catch {
+    // already gone
+  }
+  await ws.stop();
+  return EXIT.ok;
+}

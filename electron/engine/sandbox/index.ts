@@ -1,0 +1,125 @@
+/**
+ * The sandbox workspace: an embedded PostgreSQL with training data, its connection config,
+ * job files and its own ledger, all under one folder. Used by the app when nothing is
+ * configured and by `run-backfill sandbox up`. Clearly labelled "Sandbox" wherever it shows.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { dirname, join, resolve } from 'node:path';
+import type { Config } from '../../../shared/schemas.ts';
+import { loadConfig } from '../plan/load.ts';
+import { openPg, query } from '../targets/postgres/connect.ts';
+import { freePort, startEmbeddedPostgres, type PgServerInfo } from './embeddedPostgres.ts';
+import { SANDBOX_JOBS, sandboxConfig } from './jobs.ts';
+import { seedWarehouse } from './seed.ts';
+
+export interface SandboxWorkspace {
+  dir: string;
+  configFile: string;
+  jobsDir: string;
+  dbFile: string;
+  config: Config;
+  label: 'Sandbox';
+  pg: PgServerInfo;
+  stop(): Promise<void>;
+}
+
+export interface SandboxOptions {
+  dir: string;
+  onLog?: (line: string) => void;
+}
+
+interface SandboxState {
+  port: number;
+}
+
+export const SANDBOX_DATABASE = 'sandbox';
+
+export async function startSandbox(opts: SandboxOptions): Promise<SandboxWorkspace> {
+  const { dir } = opts;
+  mkdirSync(dir, { recursive: true });
+  const stateFile = join(dir, 'sandbox.json');
+  const previous = readState(stateFile);
+  const port = previous && (await portIsFree(previous.port)) ? previous.port : await freePort();
+  const pg = await startEmbeddedPostgres({ name: 'sandbox', dir: postgresDataDir(dir), password: 'sandbox', port, persistent: true, auth: 'trust', onLog: opts.onLog });
+  try {
+    writeFileSync(stateFile, `${JSON.stringify({ port } satisfies SandboxState)}\n`);
+    await ensureDatabase(pg.info);
+    const jobsDir = join(dir, 'jobs');
+    mkdirSync(jobsDir, { recursive: true });
+    for (const [name, text] of Object.entries(SANDBOX_JOBS)) {
+      const file = join(jobsDir, `${name}.yaml`);
+      if (!existsSync(file)) writeFileSync(file, text);
+    }
+    const configFile = join(dir, 'backfill.config.yaml');
+    writeFileSync(configFile, sandboxConfig(pg.info.port));
+    return { dir, configFile, jobsDir, dbFile: join(dir, 'runbook.sqlite'), config: loadConfig(configFile), label: 'Sandbox', pg: pg.info, stop: () => pg.stop() };
+  } catch (err) {
+    await pg.stop();
+    throw err;
+  }
+}
+
+/**
+ * Creates and seeds the training database the first time; leaves it alone afterwards. The seed
+ * runs in one transaction, so a database without the marts is a seed that was interrupted:
+ * it is dropped and made again.
+ */
+async function ensureDatabase(info: PgServerInfo): Promise<void> {
+  const base = { statementTimeoutMs: 120_000, lockTimeoutMs: 10_000, connectTimeoutMs: 10_000, applicationName: 'backfill-runbook-sandbox' };
+  const sandboxUrl = info.urlNoPassword.replace(/\/postgres$/, `/${SANDBOX_DATABASE}`);
+  const admin = await openPg({ ...base, url: info.urlNoPassword });
+  try {
+    const exists = await query(admin, 'SELECT 1 FROM pg_database WHERE datname = :name', { name: SANDBOX_DATABASE });
+    if (exists.rows.length > 0) {
+      const probe = await openPg({ ...base, url: sandboxUrl });
+      const seeded = await query<{ t: string | null }>(probe, `SELECT to_regclass('mart.refund_daily')::text AS t`, {}).finally(() => probe.end());
+      if (seeded.rows[0]?.t) return;
+      await admin.query(`DROP DATABASE ${SANDBOX_DATABASE} WITH (FORCE)`);
+    }
+    await admin.query(`CREATE DATABASE ${SANDBOX_DATABASE}`);
+  } finally {
+    await admin.end();
+  }
+  const client = await openPg({ ...base, url: sandboxUrl });
+  try {
+    await seedWarehouse(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * Where the sandbox's PostgreSQL keeps its data: inside the sandbox folder — except as root,
+ * where PostgreSQL runs as the 'postgres' user and cannot enter root's private home; then it
+ * lives in /var/tmp (kept across reboots), named after the sandbox folder.
+ */
+export function postgresDataDir(dir: string): string {
+  if (process.getuid?.() !== 0) return join(dir, 'postgres');
+  const id = createHash('sha256').update(resolve(dir)).digest('hex').slice(0, 12);
+  return join('/var/tmp', `backfill-runbook-sandbox-${id}`, 'postgres');
+}
+
+/** Deletes a stopped sandbox: its folder and its PostgreSQL data wherever that lives. */
+export function removeSandbox(dir: string): void {
+  rmSync(dirname(postgresDataDir(dir)) === resolve(dir) ? resolve(dir) : dirname(postgresDataDir(dir)), { recursive: true, force: true });
+  rmSync(dir, { recursive: true, force: true });
+}
+
+function readState(file: string): SandboxState | undefined {
+  try {
+    const state = JSON.parse(readFileSync(file, 'utf8')) as Partial<SandboxState>;
+    return typeof state.port === 'number' ? { port: state.port } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+async function portIsFree(port: number): Promise<boolean> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve) => {
+    const server = createServer();
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
+  });
+}

@@ -1,0 +1,102 @@
+/**
+ * Training data for the sandbox: a small billing warehouse (orders, refunds, the refund-reason
+ * mapping) and its marts, generated in SQL so it is deterministic and loads in well under a
+ * second. Hash functions stand in for randomness: the same rows on every machine.
+ */
+import type { PgClient } from '../targets/postgres/connect.ts';
+
+export const SANDBOX_FROM = '2026-03-01';
+export const SANDBOX_TO = '2026-08-01';
+export const ORDERS_PER_DAY = 400;
+
+/** Deterministic 0..n-1 from a bigint expression. */
+const pick = (expr: string, n: number): string => `(abs(hashint8(${expr})) % ${n})`;
+
+export const SCHEMA_SQL = `
+CREATE TABLE orders (
+  order_id    bigint PRIMARY KEY,
+  customer_id int           NOT NULL,
+  paid_at     timestamptz   NOT NULL,
+  paid_amount numeric(12,2) NOT NULL,
+  status      text          NOT NULL
+);
+CREATE TABLE refund_reasons (
+  reason_code text PRIMARY KEY,
+  reason      text NOT NULL
+);
+CREATE TABLE refunds (
+  refund_id     bigint PRIMARY KEY,
+  order_id      bigint        NOT NULL REFERENCES orders,
+  refunded_at   timestamptz   NOT NULL,
+  refund_amount numeric(12,2) NOT NULL,
+  reason_code   text          NOT NULL REFERENCES refund_reasons
+);
+CREATE VIEW refund_timeline AS
+  SELECT r.refund_id, r.order_id, o.paid_at, r.refunded_at, r.refund_amount, r.reason_code
+    FROM refunds r JOIN orders o USING (order_id);
+CREATE SCHEMA mart;
+CREATE TABLE mart.mart_order_daily (
+  order_date  date          NOT NULL,
+  customer_id int           NOT NULL,
+  orders      bigint        NOT NULL,
+  paid_amount numeric(14,2) NOT NULL,
+  PRIMARY KEY (order_date, customer_id)
+);
+CREATE TABLE mart.refund_daily (
+  refund_date   date          NOT NULL,
+  reason        text          NOT NULL,
+  refunds       bigint        NOT NULL,
+  refund_amount numeric(14,2) NOT NULL,
+  PRIMARY KEY (refund_date, reason)
+);
+`;
+
+export function ordersSql(from = SANDBOX_FROM, to = SANDBOX_TO, perDay = ORDERS_PER_DAY): string {
+  const days = `(date '${to}' - date '${from}')`;
+  return `
+INSERT INTO orders
+SELECT g,
+       1 + ${pick('g * 31', 5000)},
+       (date '${from}' + (g / ${perDay})::int)::timestamptz + make_interval(secs => ${pick('g * 17', 86400)}),
+       (100 + ${pick('g * 7', 49900)}) / 100.0,
+       'paid'
+  FROM generate_series(0, ${days} * ${perDay} - 1) AS g`;
+}
+
+export const REASONS_SQL = `
+INSERT INTO refund_reasons VALUES
+  ('DMG', 'damaged'), ('LATE', 'late delivery'), ('WRONG', 'wrong item'), ('DUP', 'duplicate charge'), ('OTHER', 'other')`;
+
+/** About 8 % of orders are refunded, hours to days after payment. */
+export const REFUNDS_SQL = `
+INSERT INTO refunds
+SELECT o.order_id,
+       o.order_id,
+       o.paid_at + make_interval(secs => 3600 + ${pick('o.order_id * 13', 5 * 86400)}),
+       round(o.paid_amount * (50 + ${pick('o.order_id * 19', 51)}) / 100.0, 2),
+       (ARRAY['DMG','LATE','WRONG','DUP','OTHER'])[1 + ${pick('o.order_id * 23', 5)}]
+  FROM orders o
+ WHERE ${pick('o.order_id * 11', 100)} < 8`;
+
+/** The marts as the daily pipeline builds them (correct, before any defect is injected). */
+export const MARTS_SQL = `
+INSERT INTO mart.mart_order_daily
+SELECT cast(paid_at AS date), customer_id, count(*), sum(paid_amount) FROM orders GROUP BY 1, 2;
+INSERT INTO mart.refund_daily
+SELECT cast(r.refunded_at AS date), m.reason, count(*), sum(r.refund_amount)
+  FROM refunds r JOIN refund_reasons m USING (reason_code) GROUP BY 1, 2;
+`;
+
+export async function seedWarehouse(client: PgClient): Promise<void> {
+  await client.query('BEGIN');
+  await client.query(`SET LOCAL TimeZone = 'UTC'`);
+  await client.query(SCHEMA_SQL);
+  await client.query(ordersSql());
+  await client.query(REASONS_SQL);
+  await client.query(REFUNDS_SQL);
+  await client.query('CREATE INDEX orders_paid_at ON orders (paid_at)');
+  await client.query('CREATE INDEX refunds_refunded_at ON refunds (refunded_at)');
+  await client.query(MARTS_SQL);
+  await client.query('COMMIT');
+  await client.query('ANALYZE');
+}
