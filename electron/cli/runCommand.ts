@@ -1,7 +1,7 @@
 /** `run-backfill <job> …`: plan, gates, dry run or execution, resume. */
 import { hostname, userInfo } from 'node:os';
 import { GateError, InputError } from '../../shared/errors.ts';
-import type { Job, Plan } from '../../shared/schemas.ts';
+import type { Config, Job, Plan } from '../../shared/schemas.ts';
 import { planSchema } from '../../shared/schemas.ts';
 import { Runner, type Reprocess } from '../engine/executor/runner.ts';
 import type { RunOutcome } from '../engine/executor/events.ts';
@@ -14,7 +14,8 @@ import type { Store } from '../engine/store/index.ts';
 import { EXIT, type ExitCode } from './exitCodes.ts';
 import { checkFlagsAgainstPlan, planFromFlags, type RunFlags } from './planFromFlags.ts';
 import type { Reporter } from './progress.ts';
-import { formatDryRun } from './tables.ts';
+import { formatDryRun, formatSanity } from './tables.ts';
+import { runSanityChecks } from '../engine/safety/sanity.ts';
 
 const SANDBOX_BANNER = '[Sandbox] training workspace — embedded PostgreSQL with generated data, not production.';
 
@@ -28,8 +29,15 @@ export interface RunOptions extends RunFlags {
   reprocess?: Reprocess;
 }
 
-export async function runCommand(jobName: string | undefined, opts: RunOptions, store: Store, out: Reporter): Promise<ExitCode> {
-  if (opts.resume) return resume(opts, store, out);
+export interface LoadedPlan {
+  config: Config;
+  job: Job;
+  plan: Plan;
+  prepared: PreparedPlan;
+}
+
+/** Job, plan (from flags or --plan FILE) and its preparation: shared by run and check. */
+export function loadRunPlan(jobName: string | undefined, opts: RunOptions, store: Store, out: Reporter): LoadedPlan {
   const config = loadConfig(opts.config);
   if (config.sandbox) out.say(SANDBOX_BANNER);
   let plan: Plan;
@@ -44,7 +52,12 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
     job = loadJob(opts.jobs, jobName, config).job;
     plan = planFromFlags(job, opts);
   }
-  const prepared = preparePlan(job, plan, store);
+  return { config, job, plan, prepared: preparePlan(job, plan, store) };
+}
+
+export async function runCommand(jobName: string | undefined, opts: RunOptions, store: Store, out: Reporter): Promise<ExitCode> {
+  if (opts.resume) return resume(opts, store, out);
+  const { config, job, plan, prepared } = loadRunPlan(jobName, opts, store, out);
   // A dry run is the cure for the no-dry-run flag: don't list it as a problem of itself.
   describePlan(opts.dryRun ? { ...prepared, flags: prepared.flags.filter((f) => f.code !== 'no-dry-run') } : prepared, out);
 
@@ -63,7 +76,9 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
       value: plan.request_id,
     });
   }
-  await checkExecutionGates({ prepared, store, config, operator: actor() });
+  const sanity = await runSanityChecks(prepared, config, store);
+  out.record('sanity-check', { ...sanity }, formatSanity(sanity));
+  await checkExecutionGates({ prepared, store, config, operator: actor(), sanity });
   // Reach the target and resolve every name before anything is recorded: a dead server or a
   // wrong table leaves no half-made run behind.
   const target = openTarget(config, job, plan.write_mode);

