@@ -12,7 +12,7 @@ const restrict = (patterns, message) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'out/**', '.vite/**', 'test-results/**', 'coverage/**'] },
+  { ignores: ['.tmp/**', 'node_modules/**', 'dist/**', 'out/**', '.vite/**', 'test-results/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -11,7 +11,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           environment: 'node',
-          globalSetup: ['test/support/globalSetup.ts'],
+          globalSetup: ['test/support/globalSetup.ts', 'test/support/s3GlobalSetup.ts'],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,

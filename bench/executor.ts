@@ -6,7 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { partitionRange } from '../shared/partitions.ts';
-import { connectionSchema, jobSchema, type Job, type PostgresConnection, type WriteMode } from '../shared/schemas.ts';
+import { asPostgresJob, connectionSchema, jobSchema, type Job, type PostgresConnection, type PostgresJob, type WriteMode } from '../shared/schemas.ts';
 import { Runner } from '../electron/engine/executor/runner.ts';
 import type { RunOutcome } from '../electron/engine/executor/events.ts';
 import { jobHash } from '../electron/engine/plan/hash.ts';
@@ -20,8 +20,8 @@ export function pgConnection(server: PgServerInfo, database: string): PostgresCo
   return parsed;
 }
 
-export function benchJob(fields: { name: string; sourceQuery: string; table: string; partitionColumn: string; key: string[]; validation?: Job['validation'] }): Job {
-  return jobSchema.parse({
+export function benchJob(fields: { name: string; sourceQuery: string; table: string; partitionColumn: string; key: string[]; validation?: Job['validation'] }): PostgresJob {
+  return asPostgresJob(jobSchema.parse({
     name: fields.name,
     unit: 'day',
     timezone: 'UTC',
@@ -29,13 +29,13 @@ export function benchJob(fields: { name: string; sourceQuery: string; table: str
     target: { connection: 'dst', table: fields.table, partition_column: fields.partitionColumn, key: fields.key },
     write_mode: 'overwrite-partition',
     validation: fields.validation ?? [],
-  });
+  }));
 }
 
 let runCounter = 0;
 
 export async function runExecutor(opts: {
-  job: Job;
+  job: PostgresJob;
   from: string;
   to: string;
   source: { server: PgServerInfo; database: string };

@@ -7,6 +7,7 @@
  *   (b) cross-server COPY path rows/s ÷ a plain COPY TO/FROM pipe between the same servers
  *                                                           — target ≥ 0.80
  *   (c) the executor's own overhead per empty partition     — target < 20 ms
+ *   (d), (e) S3: snapshot vs rclone, peak memory of an export  — see bench/s3.ts
  *
  * BENCH_ROWS (default 1,000,000) and BENCH_ROUNDS (default 3; the median is reported) tune it.
  */
@@ -18,6 +19,7 @@ import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { startEmbeddedPostgres, type PgServerInfo, type RunningPg } from '../electron/engine/sandbox/embeddedPostgres.ts';
 import { benchJob, runExecutor } from './executor.ts';
+import { runS3Benches } from './s3.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -49,7 +51,7 @@ async function seed(server: PgServerInfo, withSource: boolean): Promise<void> {
     await c.query(`CREATE TABLE src_empty ${TABLE_DDL}`);
     await c.query(
       `INSERT INTO src_events
-       SELECT date '${FROM}' + (g % ${DAYS}), g, (g * 7919) % 50000, ((g * 104729) % 100000) / 100.0, 'order ' || g
+       SELECT date '${FROM}' + (g % ${DAYS}), g, (g::bigint * 7919) % 50000, ((g::bigint * 104729) % 100000) / 100.0, 'order ' || g
          FROM generate_series(1, ${ROWS}) AS g`,
     );
     await c.query(`CREATE INDEX ON src_events (day)`);
@@ -162,6 +164,7 @@ async function main(): Promise<void> {
     line('(a) executor ÷ direct statements', ratioA.toFixed(3), '≤ 1.10', ratioA <= 1.1, `executor ${median(executor).toFixed(0)} ms, direct ${median(direct).toFixed(0)} ms`);
     line('(b) cross-server COPY ÷ plain COPY pipe', ratioB.toFixed(3), '≥ 0.80', ratioB >= 0.8, `executor ${Math.round(copyRps).toLocaleString('en-US')} rows/s, pipe ${Math.round(pipeRps).toLocaleString('en-US')} rows/s`);
     line('(c) overhead per empty partition', `${perEmpty.toFixed(2)} ms`, '< 20 ms', perEmpty < 20, `${EMPTY_PARTITIONS} empty partitions`);
+    for (const l of await runS3Benches(a.info, ROWS)) line(l.name, l.value, l.target, l.pass, l.detail);
   } finally {
     for (const s of servers.reverse()) await s.stop().catch(() => undefined);
   }

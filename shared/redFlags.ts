@@ -64,7 +64,7 @@ export function redFlags(input: RedFlagInput): RedFlag[] {
     });
   }
 
-  if ((plan.write_mode === 'upsert' || plan.write_mode === 'append-dedupe') && job.target.key.length === 0) {
+  if ((plan.write_mode === 'upsert' || plan.write_mode === 'append-dedupe') && job.target.kind !== 's3' && job.target.key.length === 0) {
     flags.push({ code: 'duplicate-risk', severity: 'block', field: 'target.key', message: `${plan.write_mode} without a key can duplicate rows: set target.key in the job` });
   }
 

@@ -149,7 +149,162 @@ export const qualityRuleSchema = z.discriminatedUnion('kind', [
 export type QualityRule = z.output<typeof qualityRuleSchema>;
 export type QualityRuleKind = QualityRule['kind'];
 
-export const jobSchema = z.strictObject({
+// ---- job sources and targets: Postgres (the default shape) or S3 ----
+
+/** Placeholders an S3 path may use; each renders from the partition's key (local wall clock). */
+export const S3_PLACEHOLDERS = ['date', 'hour', 'partition'] as const;
+export type S3Placeholder = (typeof S3_PLACEHOLDERS)[number];
+
+/** `{date}` → 'date'; every `{…}` in a template, in order. */
+export function templatePlaceholders(template: string): string[] {
+  return [...template.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1] ?? '');
+}
+
+const S3_PATH_HINT = 'e.g. "events-backfill/events-backfill_{date}_{hour}" or "refined/event/dt={date}/"';
+
+/** The key of a partition inside the bucket, as a template; the bucket comes from the connection. */
+const s3PathSchema = z.string().superRefine((path, ctx) => {
+  const fail = (message: string) => ctx.addIssue({ code: 'custom', message });
+  if (path.trim() === '') return fail(`must not be empty: give the partition's key template, ${S3_PATH_HINT}`);
+  if (/^s3:\/\//i.test(path)) return fail(`${showValue(path)} is a URL: give the key inside the bucket (the bucket comes from the connection), ${S3_PATH_HINT}`);
+  if (path.startsWith('/')) return fail(`${showValue(path)} starts with "/": S3 keys do not, so nothing would ever match`);
+  const unknown = templatePlaceholders(path).filter((p) => !(S3_PLACEHOLDERS as readonly string[]).includes(p));
+  if (unknown.length > 0) {
+    return fail(`${showValue(path)} uses {${unknown[0]}}, which is not a placeholder: use {date}, {hour} or {partition}, and write fixed names (a project id) literally`);
+  }
+  if (/[{}]/.test(path.replace(/\{[^{}]*\}/g, ''))) return fail(`${showValue(path)} has an unmatched "{" or "}"`);
+});
+
+/** A fixed key prefix such as "events/" — a "folder" another reader lists. */
+const s3PrefixSchema = z.string().superRefine((prefix, ctx) => {
+  if (prefix === '' || prefix.startsWith('/') || /^s3:\/\//i.test(prefix)) {
+    ctx.addIssue({ code: 'custom', message: `${showValue(prefix)} is not a key prefix: write it like "events/" (inside the bucket, ending in "/")` });
+  } else if (/[{}]/.test(prefix)) {
+    ctx.addIssue({ code: 'custom', message: `${showValue(prefix)} has placeholders: a prefix is fixed (write a project id literally)` });
+  } else if (!prefix.endsWith('/')) {
+    ctx.addIssue({ code: 'custom', message: `${showValue(prefix)} must end with "/": a reader listing "${prefix}" would also see "${prefix}-backfill/…"` });
+  }
+});
+
+const s3Location = {
+  kind: z.literal('s3'),
+  connection: connectionNameSchema,
+  /** The partition's key stem: its data objects start with it, its manifest is `<stem>_complete`. */
+  path: s3PathSchema,
+  /** The automated pipeline's prefix (its daily ETL lists it): a backfill never writes raw data there. */
+  prefix: s3PrefixSchema.optional(),
+  /** The prefix kept for data recovered by hand, beside the automated one (DESIGN §1, seed 000). */
+  backfill_prefix: s3PrefixSchema.optional(),
+  format: z.literal('jsonl').default('jsonl'),
+};
+
+/** The literal text before the first placeholder: every rendered path starts with it. */
+export function literalHead(template: string): string {
+  const brace = template.indexOf('{');
+  return brace === -1 ? template : template.slice(0, brace);
+}
+
+function checkPrefixes(location: { path: string; prefix?: string; backfill_prefix?: string }, ctx: z.core.$RefinementCtx, isTarget: boolean): void {
+  const { prefix, backfill_prefix: backfill } = location;
+  if (prefix !== undefined && backfill !== undefined && (prefix.startsWith(backfill) || backfill.startsWith(prefix))) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['backfill_prefix'],
+      message: `${showValue(backfill)} overlaps the automated prefix ${showValue(prefix)}: a reader listing one would see the other's objects; use a sibling such as ${showValue(`${prefix.slice(0, -1)}-backfill/`)}`,
+    });
+    return;
+  }
+  const head = literalHead(location.path);
+  // Under the automated prefix is the gate's to refuse (exit 4, naming the prefix to use); anywhere
+  // else but the declared backfill prefix is a mistake in the file.
+  if (isTarget && backfill !== undefined && !head.startsWith(backfill) && !(prefix !== undefined && head.startsWith(prefix))) {
+    ctx.addIssue({ code: 'custom', path: ['path'], message: `${showValue(location.path)} is not under backfill_prefix ${showValue(backfill)}: start it with ${showValue(backfill)}` });
+  }
+}
+
+export const postgresSourceSchema = z.strictObject({
+  kind: z.literal('postgres').optional(),
+  connection: connectionNameSchema,
+  query: text,
+});
+export type PostgresSource = z.output<typeof postgresSourceSchema>;
+
+export const s3SourceSchema = z
+  .strictObject({
+    ...s3Location,
+    /** Gunzip the objects; left out, each object is gunzipped when its name ends in .gz. */
+    gzip: z.boolean().optional(),
+    /** Read a partition only once its `_complete` marker exists (a writer may still be adding objects). */
+    require_complete: z.boolean().default(true),
+  })
+  .superRefine((source, ctx) => checkPrefixes(source, ctx, false));
+export type S3Source = z.output<typeof s3SourceSchema>;
+
+export const postgresTargetSchema = z.strictObject({
+  kind: z.literal('postgres').optional(),
+  connection: connectionNameSchema,
+  table: text,
+  partition_column: text,
+  key: z.array(text).default([]),
+});
+export type PostgresTarget = z.output<typeof postgresTargetSchema>;
+
+export const s3TargetSchema = z
+  .strictObject({
+    ...s3Location,
+    gzip: z.boolean().default(true),
+    /** A partition is split into objects of at most this many records. */
+    records_per_object: z.number().int().min(1).max(100_000_000).default(1_000_000),
+  })
+  .superRefine((target, ctx) => checkPrefixes(target, ctx, true));
+export type S3Target = z.output<typeof s3TargetSchema>;
+
+// `kind` may be left out for Postgres, so job files written before S3 existed stay valid and
+// hash the same.
+const jobSourceSchema = z.discriminatedUnion('kind', [postgresSourceSchema, s3SourceSchema]);
+const jobTargetSchema = z.discriminatedUnion('kind', [postgresTargetSchema, s3TargetSchema]);
+
+/** What S3 sides of a validation rule may say: the built-in measures of the partition's objects. */
+export const S3_RULE_MEASURE = 'records';
+
+function checkJobSides(job: z.output<typeof jobObjectSchema>, ctx: z.core.$RefinementCtx): void {
+  for (const side of ['source', 'target'] as const) {
+    const location = job[side];
+    if (location.kind !== 's3') continue;
+    const used = templatePlaceholders(location.path);
+    const has = (p: S3Placeholder) => used.includes(p);
+    if (has('hour') && job.unit !== 'hour') {
+      ctx.addIssue({ code: 'custom', path: [side, 'path'], message: `uses {hour} but the job's unit is ${job.unit}: a ${job.unit === 'day' ? 'daily' : 'monthly'} partition has no single hour` });
+    } else if (!has('partition') && !has('date')) {
+      ctx.addIssue({ code: 'custom', path: [side, 'path'], message: `${showValue(location.path)} has neither {date} nor {partition}: every partition would share one location` });
+    } else if (job.unit === 'hour' && !has('partition') && !has('hour')) {
+      ctx.addIssue({ code: 'custom', path: [side, 'path'], message: `${showValue(location.path)} has {date} but not {hour}: the 24 hourly partitions of a day would share one location` });
+    }
+  }
+  if (job.target.kind === 's3' && job.write_mode !== 'overwrite-partition') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['write_mode'],
+      message: `${job.write_mode} cannot apply to an S3 target: its partitions are replaced whole (a new manifest swaps them atomically); use overwrite-partition`,
+    });
+  }
+  job.validation.forEach((rule, i) => {
+    for (const side of ['source', 'target'] as const) {
+      if (job[side].kind === 's3' && rule[side].trim() !== S3_RULE_MEASURE) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['validation', i, side],
+          message: `the ${side} is S3 (connection ${job[side].connection}), where no SQL runs: write "${S3_RULE_MEASURE}" to compare the JSON records of the partition's objects`,
+        });
+      }
+    }
+  });
+  if (job.source.kind === 's3' && job.quality.length > 0) {
+    ctx.addIssue({ code: 'custom', path: ['quality'], message: 'quality rules run SQL on a Postgres source; this job reads S3 objects: remove them (records are validated as they are read)' });
+  }
+}
+
+const jobObjectSchema = z.strictObject({
   name: jobNameSchema,
   description: z.string().optional(),
   unit: unitSchema,
@@ -161,19 +316,28 @@ export const jobSchema = z.strictObject({
       downstream: z.array(text).default([]),
     })
     .prefault({}),
-  source: z.strictObject({ connection: connectionNameSchema, query: text }),
-  target: z.strictObject({
-    connection: connectionNameSchema,
-    table: text,
-    partition_column: text,
-    key: z.array(text).default([]),
-  }),
+  source: jobSourceSchema,
+  target: jobTargetSchema,
   write_mode: writeModeSchema,
   validation: z.array(validationRuleSchema).default([]),
   quality: z.array(qualityRuleSchema).default([]),
 });
+export const jobSchema = jobObjectSchema.superRefine(checkJobSides);
 export type Job = z.output<typeof jobSchema>;
 export type JobInput = z.input<typeof jobSchema>;
+
+/** A job whose source and target are both Postgres: what the Postgres partition target runs. */
+export type PostgresJob = Job & { source: PostgresSource; target: PostgresTarget };
+
+export function isPostgresJob(job: Job): job is PostgresJob {
+  return job.source.kind !== 's3' && job.target.kind !== 's3';
+}
+
+/** Narrows a job built in code (benchmarks, tests) to Postgres on both sides, or throws. */
+export function asPostgresJob(job: Job): PostgresJob {
+  if (!isPostgresJob(job)) throw new Error(`job ${job.name} has an S3 source or target, not Postgres on both sides`);
+  return job;
+}
 
 export const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
@@ -199,6 +363,18 @@ export const planSchema = z.strictObject({
       max_lock_wait_ms: positiveInt.optional(),
       max_consecutive_failures: z.number().int().min(1).default(3),
       max_row_diff_ratio: z.number().positive().optional(),
+      /** a connection to a read replica whose replay lag is watched (else pg_stat_replication on the target) */
+      replica: connectionNameSchema.optional(),
+      /** local wall-clock hours when backfills must not run, e.g. { from: '09:00', to: '18:00' } */
+      no_run_window: z
+        .strictObject({ from: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'), to: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'), timezone: timeZoneSchema.optional() })
+        .optional(),
+      /** a file whose existence stops the run at once (the partition in flight rolls back) */
+      panic_file: z.string().min(1).optional(),
+      /** custom SQL probes on the target: each returns one number that must stay ≤ max */
+      probes: z.array(z.strictObject({ name: text, sql: text, max: z.number(), connection: connectionNameSchema.optional() })).default([]),
+      /** how often conditions are measured while a long statement runs */
+      check_interval_ms: z.number().int().min(100).default(1000),
     })
     .prefault({}),
   owner: z.string().optional(),

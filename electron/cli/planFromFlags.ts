@@ -18,6 +18,13 @@ export interface RunFlags {
   reason?: string;
   requestedBy?: string;
   maxConsecutiveFailures?: number;
+  maxReplicationLagS?: number;
+  replica?: string;
+  maxLockWaitMs?: number;
+  maxRowDiffRatio?: number;
+  /** commander turns --no-run-window into runWindow (its "no-" prefix rule): see stopFromFlags */
+  runWindow?: string | boolean;
+  panicFile?: string;
 }
 
 const FLAG_OF_FIELD: Record<string, string> = {
@@ -29,7 +36,29 @@ const FLAG_OF_FIELD: Record<string, string> = {
   'throttle.sleep_ms': '--sleep-ms',
   'throttle.concurrency': '--concurrency',
   'stop.max_consecutive_failures': '--max-consecutive-failures',
+  'stop.max_replication_lag_s': '--max-replication-lag-s',
+  'stop.replica': '--replica',
+  'stop.max_lock_wait_ms': '--max-lock-wait-ms',
+  'stop.max_row_diff_ratio': '--max-row-diff-ratio',
+  'stop.no_run_window.from': '--no-run-window',
+  'stop.no_run_window.to': '--no-run-window',
+  'stop.panic_file': '--panic-file',
 };
+
+function stopFromFlags(flags: RunFlags): Record<string, unknown> {
+  const stop: Record<string, unknown> = {};
+  if (flags.maxConsecutiveFailures) stop.max_consecutive_failures = flags.maxConsecutiveFailures;
+  if (flags.maxReplicationLagS !== undefined) stop.max_replication_lag_s = flags.maxReplicationLagS;
+  if (flags.replica) stop.replica = flags.replica;
+  if (flags.maxLockWaitMs !== undefined) stop.max_lock_wait_ms = flags.maxLockWaitMs;
+  if (flags.maxRowDiffRatio !== undefined) stop.max_row_diff_ratio = flags.maxRowDiffRatio;
+  if (typeof flags.runWindow === 'string') {
+    const [from = '', to = ''] = flags.runWindow.split('-');
+    stop.no_run_window = { from, to };
+  }
+  if (flags.panicFile) stop.panic_file = flags.panicFile;
+  return stop;
+}
 
 /** A run id that the same flags produce again, so a dry run and its execution share a plan. */
 export function defaultRunId(job: string, from: string, to: string): string {
@@ -52,7 +81,7 @@ export function planFromFlags(job: Job, flags: RunFlags): Plan {
     ...(flags.unit ? { unit: flags.unit } : {}),
     write_mode: flags.mode ?? job.write_mode,
     throttle: { sleep_ms: flags.sleepMs ?? 0, concurrency: flags.concurrency ?? 1 },
-    stop: flags.maxConsecutiveFailures ? { max_consecutive_failures: flags.maxConsecutiveFailures } : {},
+    stop: stopFromFlags(flags),
     requested_by: flags.requestedBy ?? currentUser(),
   };
   const parsed = planSchema.safeParse(raw);

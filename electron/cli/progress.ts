@@ -92,6 +92,9 @@ class TextReporter implements Reporter {
       case 'stopping':
         this.say(`Stopping at the next partition boundary: ${event.reason}`);
         break;
+      case 'retuned':
+        this.say(`Retuned: concurrency ${event.concurrency}, ${event.sleepMs} ms between partitions`);
+        break;
       case 'reconciled':
         this.say(`Reconciliation: ${event.ok} partition(s) agree${event.problems ? `, ${event.problems} do NOT` : ''}`);
         break;

@@ -3,7 +3,8 @@ import { hostname, userInfo } from 'node:os';
 import { GateError, InputError } from '../../shared/errors.ts';
 import type { Config, Job, Plan } from '../../shared/schemas.ts';
 import { planSchema } from '../../shared/schemas.ts';
-import { Runner, type Reprocess } from '../engine/executor/runner.ts';
+import type { Reprocess } from '../engine/executor/runner.ts';
+import { configForPlan, createRunner } from '../engine/runbook/execute.ts';
 import type { RunOutcome } from '../engine/executor/events.ts';
 import type { PartitionTarget } from '../engine/executor/types.ts';
 import { loadConfig, loadJob, loadPlan } from '../engine/plan/load.ts';
@@ -27,6 +28,8 @@ export interface RunOptions extends RunFlags {
   dryRun?: boolean;
   resume?: boolean;
   reprocess?: Reprocess;
+  /** who executes (an identity name, for the four-eyes gate); default: the OS user@host */
+  operator?: string;
 }
 
 export interface LoadedPlan {
@@ -62,7 +65,7 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
   describePlan(opts.dryRun ? { ...prepared, flags: prepared.flags.filter((f) => f.code !== 'no-dry-run') } : prepared, out);
 
   if (opts.dryRun) {
-    const target = openTarget(config, job, plan.write_mode);
+    const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode);
     const result = await dryRun(prepared, target, store);
     out.record('dry-run', { planHash: prepared.planHash, partitions: result.rows }, formatDryRun(result.rows));
     out.say(`Dry run kept as evidence #${result.evidenceId} for plan ${prepared.planHash.slice(0, 12)}. Nothing was written to the target.`);
@@ -78,13 +81,13 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
   }
   const sanity = await runSanityChecks(prepared, config, store);
   out.record('sanity-check', { ...sanity }, formatSanity(sanity));
-  await checkExecutionGates({ prepared, store, config, operator: actor(), sanity });
+  await checkExecutionGates({ prepared, store, config, operator: actor(opts.operator), sanity });
   // Reach the target and resolve every name before anything is recorded: a dead server or a
   // wrong table leaves no half-made run behind.
-  const target = openTarget(config, job, plan.write_mode);
+  const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode, process.env, store);
   await prepareOrClose(target);
   store.jobs.upsert({ name: job.name, jobHash: prepared.jobHash, definition: job, sourceFile: null });
-  store.plans.save({ planHash: prepared.planHash, requestId: plan.request_id, jobName: job.name, plan, actor: actor() });
+  store.plans.save({ planHash: prepared.planHash, requestId: plan.request_id, jobName: job.name, plan, actor: actor(opts.operator) });
   store.runs.create({
     runId: plan.request_id,
     jobName: job.name,
@@ -98,12 +101,12 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
     writeMode: plan.write_mode,
     tier: prepared.tier,
     requestedBy: plan.requested_by ?? null,
-    executedBy: actor(),
+    executedBy: actor(opts.operator),
     settings: { sleepMs: plan.throttle.sleep_ms, concurrency: plan.throttle.concurrency },
     partitions: prepared.partitions,
-    actor: actor(),
+    actor: actor(opts.operator),
   });
-  return execute(store, plan, target, opts.reprocess ?? 'missing', out);
+  return execute(store, { config, job, plan }, target, opts.reprocess ?? 'missing', out, opts.operator);
 }
 
 async function resume(opts: RunOptions, store: Store, out: Reporter): Promise<ExitCode> {
@@ -129,9 +132,9 @@ async function resume(opts: RunOptions, store: Store, out: Reporter): Promise<Ex
     return EXIT.ok;
   }
   describePlan(prepared, out);
-  const target = openTarget(config, job, plan.write_mode);
+  const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode, process.env, store);
   await prepareOrClose(target);
-  return execute(store, plan, target, opts.reprocess ?? 'missing', out);
+  return execute(store, { config, job, plan }, target, opts.reprocess ?? 'missing', out, opts.operator);
 }
 
 async function prepareOrClose(target: PartitionTarget): Promise<void> {
@@ -143,16 +146,8 @@ async function prepareOrClose(target: PartitionTarget): Promise<void> {
   }
 }
 
-async function execute(store: Store, plan: Plan, target: PartitionTarget, reprocess: Reprocess, out: Reporter): Promise<ExitCode> {
-  const runner = new Runner({
-    store,
-    runId: plan.request_id,
-    target,
-    actor: actor(),
-    reprocess,
-    maxConsecutiveFailures: plan.stop.max_consecutive_failures,
-    onEvent: (e) => out.event(e),
-  });
+async function execute(store: Store, loaded: { config: Config; job: Job; plan: Plan }, target: PartitionTarget, reprocess: Reprocess, out: Reporter, operator?: string): Promise<ExitCode> {
+  const runner = createRunner({ store, ...loaded, target, actor: actor(operator), reprocess, onEvent: (e) => out.event(e) });
   // First Ctrl-C: finish the partition in flight. Second: roll it back now. Either way resumable.
   let interrupts = 0;
   const onSignal = (): void => {
@@ -193,7 +188,8 @@ function describePlan(p: PreparedPlan, out: Reporter): void {
   );
 }
 
-function actor(): string {
+function actor(operator?: string): string {
+  if (operator) return operator;
   try {
     return `${userInfo().username}@${hostname()}`;
   } catch {

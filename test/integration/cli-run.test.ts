@@ -8,6 +8,7 @@ import { createOrderMart, orderedPartitionMd5, seedOrders } from '../support/dat
 import { createTestDatabase } from '../support/pg.ts';
 import { makeWorkspace, orderMartJob, pgConfig, runCli, type Workspace } from '../support/workspace.ts';
 import { buildOracle, martMd5, martStats } from '../support/oracle.ts';
+import { signOff } from '../support/signoff.ts';
 
 type TestDb = Awaited<ReturnType<typeof createTestDatabase>>;
 
@@ -65,6 +66,7 @@ describe('dry run', () => {
 describe('execution', () => {
   it('recomputes every partition, reconciles, and records it all', async () => {
     await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-1', '--sleep-ms', '10', '--dry-run']);
+    await signOff(ws, 'bf-run-1'); // manual tier (billing): four eyes
     const r = await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-1', '--sleep-ms', '10']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
@@ -102,6 +104,7 @@ describe('execution', () => {
     await db.client.query(`insert into mart.mart_order_daily values ('2026-05-03', 999999, 1, 1.00)`);
     expect(await martMd5(db.client, '2026-05-03', '2026-05-04')).not.toBe(await martMd5(db.client, '2026-05-03', '2026-05-04', 'oracle.mart_order_daily'));
     await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-2', '--dry-run']);
+    await signOff(ws, 'bf-run-2');
     const r = await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-2']);
     expect(r.code).toBe(0);
     expect(await martMd5(db.client, '2026-05-01', '2026-05-11')).toBe(await martMd5(db.client, '2026-05-01', '2026-05-11', 'oracle.mart_order_daily'));

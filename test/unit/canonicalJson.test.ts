@@ -64,7 +64,7 @@ describe('hashes', () => {
     const parsed = planSchema.parse(plan);
     expect(planHash(parsed)).toBe(sha256Hex(canonicalJson(parsed)));
     expect(canonicalJson(parsed)).toBe(
-      '{"job":"order-daily-mart","range":{"from":"2026-05-01","to":"2026-07-01"},"reason":"","request_id":"bf-1","stop":{"max_consecutive_failures":3},"throttle":{"concurrency":1,"sleep_ms":0},"write_mode":"overwrite-partition"}',
+      '{"job":"order-daily-mart","range":{"from":"2026-05-01","to":"2026-07-01"},"reason":"","request_id":"bf-1","stop":{"check_interval_ms":1000,"max_consecutive_failures":3,"probes":[]},"throttle":{"concurrency":1,"sleep_ms":0},"write_mode":"overwrite-partition"}',
     );
   });
 

@@ -63,7 +63,7 @@ describe('loadJob', () => {
     const { job, file: jobFile } = loadJob(jobsDir, 'order-daily-mart', config);
     expect(jobFile).toBe(path.join(jobsDir, 'order-daily-mart.yaml'));
     expect(job.classification).toEqual({ billing: true, external_partner: false, downstream: ['dashboard.revenue_weekly'] });
-    expect(job.source.query).toContain('paid_at >= :partition_start');
+    expect('query' in job.source ? job.source.query : undefined).toContain('paid_at >= :partition_start');
     expect(job.quality).toEqual([{ kind: 'null_rate', table: 'orders', column: 'customer_id', time_column: 'paid_at', max: 0.01, severity: 'fail' }]);
     expect(job.validation).toEqual([]);
   });
@@ -306,7 +306,7 @@ describe('loadConfig and loadPlan', () => {
       range: { from: '2026-05-01', to: '2026-07-01' },
       write_mode: 'overwrite-partition',
       throttle: { sleep_ms: 10000, concurrency: 1 },
-      stop: { max_replication_lag_s: 30, max_lock_wait_ms: 5000, max_consecutive_failures: 3, max_row_diff_ratio: 0.2 },
+      stop: { max_replication_lag_s: 30, max_lock_wait_ms: 5000, max_consecutive_failures: 3, max_row_diff_ratio: 0.2, probes: [], check_interval_ms: 1000 },
       owner: 'data-platform',
       requested_by: 'alice',
     });

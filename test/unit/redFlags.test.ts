@@ -2,14 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { blocking, redFlags, type RedFlag, type RedFlagInput } from '../../shared/redFlags.ts';
 import { jobSchema, planSchema, type JobInput, type PlanInput } from '../../shared/schemas.ts';
 
-const baseJob: JobInput = {
+const baseJob = {
   name: 'order-daily-mart',
   unit: 'day',
   source: { connection: 'warehouse', query: 'select 1' },
   target: { connection: 'warehouse', table: 'mart.mart_order_daily', partition_column: 'order_date', key: ['order_date', 'customer_id'] },
   write_mode: 'overwrite-partition',
   validation: [{ name: 'rows', source: 'select count(*) from orders', target: 'select count(*) from mart.mart_order_daily' }],
-};
+} satisfies JobInput;
 const basePlan: PlanInput = {
   request_id: 'bf-2026-06-order-refund',
   job: 'order-daily-mart',

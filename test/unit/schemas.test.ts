@@ -137,7 +137,7 @@ describe('planSchema', () => {
       ...minimalPlan,
       reason: '',
       throttle: { sleep_ms: 0, concurrency: 1 },
-      stop: { max_consecutive_failures: 3 },
+      stop: { max_consecutive_failures: 3, probes: [], check_interval_ms: 1000 },
     });
   });
 

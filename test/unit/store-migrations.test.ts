@@ -12,7 +12,7 @@ import {
   StoreError,
   type Migration,
 } from '../../electron/engine/store/index.ts';
-import { assertMigrationRegistry } from '../../electron/engine/store/migrations/index.ts';
+import { assertMigrationRegistry, migrationLabel } from '../../electron/engine/store/migrations/index.ts';
 
 const clock = () => new Date('2026-11-30T12:00:00.000Z');
 let dir: string;
@@ -35,8 +35,9 @@ function storeErrorOf(fn: () => unknown): StoreError {
 
 describe('the migration registry', () => {
   it('only goes up', () => {
-    expect(MIGRATIONS.map((m) => m.version)).toEqual([1]);
-    expect(LATEST_SCHEMA_VERSION).toBe(1);
+    // 1, 2, 3, …: no gaps, so each helper's reserved number lands in its place.
+    expect(MIGRATIONS.map((m) => m.version)).toEqual(MIGRATIONS.map((_, i) => i + 1));
+    expect(LATEST_SCHEMA_VERSION).toBe(MIGRATIONS.length);
     expect(() => assertMigrationRegistry(MIGRATIONS)).not.toThrow();
   });
 
@@ -56,11 +57,17 @@ describe('the migration registry', () => {
 describe('migrating', () => {
   it('brings a fresh in-memory database to the latest version in one step, recording each hash', () => {
     const db = new Database(':memory:');
-    expect(migrateDatabase(db, { file: ':memory:', clock })).toEqual({ from: 0, to: 1, applied: ['001_initial'] });
-    expect(db.pragma('user_version', { simple: true })).toBe(1);
-    expect(db.prepare('SELECT * FROM schema_migrations').all()).toEqual([
-      { version: 1, name: 'initial', sha256: sha256Hex(MIGRATIONS[0]?.sql ?? ''), applied_at: '2026-11-30T12:00:00.000Z' },
-    ]);
+    expect(migrateDatabase(db, { file: ':memory:', clock })).toEqual({ from: 0, to: LATEST_SCHEMA_VERSION, applied: MIGRATIONS.map(migrationLabel) });
+    expect(db.pragma('user_version', { simple: true })).toBe(LATEST_SCHEMA_VERSION);
+    expect(db.prepare('SELECT * FROM schema_migrations').all()).toEqual(
+      MIGRATIONS.map((m) => ({ version: m.version, name: m.name, sha256: sha256Hex(m.sql), applied_at: '2026-11-30T12:00:00.000Z' })),
+    );
+    db.close();
+  });
+
+  it('001 creates the ledger tables, all STRICT', () => {
+    const db = new Database(':memory:');
+    migrateDatabase(db, { file: ':memory:', clock, migrations: [MIGRATIONS[0] as Migration] });
     const tables = db
       .prepare<[], { name: string; strict: number }>("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND name NOT LIKE 'sqlite_%' ORDER BY name")
       .all();
@@ -72,7 +79,7 @@ describe('migrating', () => {
 
   it('001 creates the run ledger columns, indexes and audit triggers', () => {
     const db = new Database(':memory:');
-    migrateDatabase(db, { file: ':memory:', clock });
+    migrateDatabase(db, { file: ':memory:', clock, migrations: [MIGRATIONS[0] as Migration] });
     const columns = (table: string) => db.prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)').all(table).map((c) => c.name);
     expect(columns('runs')).toEqual([
       'run_id', 'job_name', 'plan_hash', 'job_hash', 'kind', 'range_from', 'range_to', 'unit', 'timezone', 'write_mode', 'tier',
@@ -129,10 +136,10 @@ describe('openStore', () => {
   it('creates parent folders, uses WAL and the safety pragmas on a file', () => {
     const file = join(dir, 'nested', 'deeper', 'runbook.db');
     const store = openStore(file, { clock });
-    expect(store.schemaVersion).toBe(1);
+    expect(store.schemaVersion).toBe(LATEST_SCHEMA_VERSION);
     const pragma = (name: string) => store.db.pragma(name, { simple: true });
     expect([pragma('journal_mode'), pragma('foreign_keys'), pragma('busy_timeout'), pragma('synchronous'), pragma('user_version')]).toEqual(
-      ['wal', 1, 5000, 2, 1],
+      ['wal', 1, 5000, 2, LATEST_SCHEMA_VERSION],
     );
     store.close();
   });
@@ -151,9 +158,9 @@ describe('openStore', () => {
     first.close();
     const later = () => new Date('2027-01-01T00:00:00.000Z');
     const second = openStore(file, { clock: later });
-    expect(second.db.prepare('SELECT version, applied_at FROM schema_migrations').all()).toEqual([
-      { version: 1, applied_at: '2026-11-30T12:00:00.000Z' },
-    ]);
+    expect(second.db.prepare('SELECT version, applied_at FROM schema_migrations').all()).toEqual(
+      MIGRATIONS.map((m) => ({ version: m.version, applied_at: '2026-11-30T12:00:00.000Z' })),
+    );
     expect(second.jobs.get('daily_revenue')?.jobHash).toBe('h1');
     second.close();
   });
@@ -168,7 +175,7 @@ describe('openStore', () => {
     expect(err.code).toBe('future');
     expect(err.file).toBe(file);
     expect(err.message).toBe(
-      `${file} has schema version 7, but this build of Backfill Runbook knows only up to version 1. ` +
+      `${file} has schema version 7, but this build of Backfill Runbook knows only up to version ${LATEST_SCHEMA_VERSION}. ` +
         'Open it with a newer Backfill Runbook build; this one will not change it.',
     );
     // Refusing must not touch it.
@@ -180,7 +187,7 @@ describe('openStore', () => {
   it('refuses a future database before switching its journal mode', () => {
     const file = join(dir, 'future-rollback.db');
     const raw = new Database(file);
-    raw.pragma('user_version = 3');
+    raw.pragma(`user_version = ${LATEST_SCHEMA_VERSION + 1}`);
     raw.close();
     expect(storeErrorOf(() => openStore(file, { clock })).code).toBe('future');
     const check = new Database(file);
@@ -193,7 +200,7 @@ describe('openStore', () => {
     openStore(file, { clock }).close();
     const first = MIGRATIONS[0] as Migration;
     const edited: Migration = { ...first, sql: `${first.sql}\n-- a "harmless" edit\n` };
-    const err = storeErrorOf(() => openStore(file, { clock, migrations: [edited] }));
+    const err = storeErrorOf(() => openStore(file, { clock, migrations: [edited, ...MIGRATIONS.slice(1)] }));
     expect(err.code).toBe('tampered');
     expect(err.message).toBe(
       `${file} does not match this build of Backfill Runbook: migration 001_initial was applied with sha256 ${sha256Hex(first.sql)}, ` +
@@ -204,8 +211,8 @@ describe('openStore', () => {
 
   it.each<[string, string, string]>([
     ['a hand-edited hash', "UPDATE schema_migrations SET sha256 = 'abc'", 'migration 001_initial was applied with sha256 abc, but the code now has sha256 '],
-    ['a missing record', 'DELETE FROM schema_migrations', 'migration 001_initial is not recorded as applied though the schema version is 1'],
-    ['a record the code lacks', "INSERT INTO schema_migrations VALUES (5, 'ghost', 'x', 'y')", 'schema_migrations records migration 5 (ghost), which this build does not have at schema version 1'],
+    ['a missing record', 'DELETE FROM schema_migrations', `migration 001_initial is not recorded as applied though the schema version is ${LATEST_SCHEMA_VERSION}`],
+    ['a record the code lacks', "INSERT INTO schema_migrations VALUES (99, 'ghost', 'x', 'y')", `schema_migrations records migration 99 (ghost), which this build does not have at schema version ${LATEST_SCHEMA_VERSION}`],
   ])('refuses %s in schema_migrations', (_case, sql, messagePart) => {
     const file = join(dir, 'hand.db');
     openStore(file, { clock }).close();

@@ -7,6 +7,7 @@ export type ExecutorEvent =
   | { type: 'partition-retry'; key: string; attempt: number; delayMs: number; error: string }
   | { type: 'partition-failed'; key: string; error: string }
   | { type: 'stopping'; reason: string; kind: 'operator' | 'condition' }
+  | { type: 'retuned'; concurrency: number; sleepMs: number }
   | { type: 'reconciled'; ok: number; problems: number }
   | { type: 'run-finished'; runId: string; status: RunOutcomeStatus; published: number; failed: number; pending: number; rows: number; ms: number; reason: string | null };
 

@@ -18,6 +18,12 @@ import { AbortedError, PartitionBusyError, PartitionValidationError } from './er
 import type { ExecutorEvent, RunOutcome, RunOutcomeStatus } from './events.ts';
 import { backoffDelay, sleep } from './retry.ts';
 import type { PartitionTarget, PartitionWriteResult } from './types.ts';
+import type { Fired, StopMonitor } from '../safety/stopConditions.ts';
+
+/** A stop condition fired before COMMIT: the partition rolls back and the run halts. */
+class StopConditionError extends Error {
+  override readonly name = 'StopConditionError';
+}
 
 export type Reprocess = 'missing' | 'failed' | 'all';
 
@@ -30,6 +36,8 @@ export interface RunnerOptions {
   maxAttempts?: number;
   retryBaseMs?: number;
   maxConsecutiveFailures?: number;
+  /** stop conditions, checked before each partition and while one is written */
+  monitor?: StopMonitor;
   onEvent?: (event: ExecutorEvent) => void;
 }
 
@@ -38,7 +46,8 @@ interface LiveSettings {
   concurrency: number;
 }
 
-const LEASE_MS = 60_000;
+/** How long a run's lease lasts without renewal; BACKFILL_RUNBOOK_LEASE_MS shortens it for tests. */
+const LEASE_MS = Number(process.env.BACKFILL_RUNBOOK_LEASE_MS ?? 60_000);
 
 export class Runner {
   private readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -71,8 +80,11 @@ export class Runner {
     const { store, runId, target, actor } = this.options;
     const started = Date.now();
     const run = store.runs.get(runId);
-    if (!run) throw new GateError(`no run "${runId}" in the local store`);
-    if (!store.runs.acquireLease(runId, this.owner, LEASE_MS) && !this.takeOverDeadLease(run)) {
+    if (!run || (!store.runs.acquireLease(runId, this.owner, LEASE_MS) && !this.takeOverDeadLease(run))) {
+      // Refused: release what the caller opened for us, or its connections keep the process alive.
+      await target.close();
+      await this.options.monitor?.close();
+      if (!run) throw new GateError(`no run "${runId}" in the local store`);
       const current = store.runs.get(runId);
       throw new GateError(`run "${runId}" is being executed by another process (${current?.leaseOwner ?? 'unknown'}); only one executor may drive a run`);
     }
@@ -85,13 +97,79 @@ export class Runner {
       store.runs.setStatus(runId, 'running', { actor, event: resumed ? 'run.resumed' : 'run.started' });
       const counts = store.partitions.countByStatus(runId);
       this.emit({ type: 'run-started', runId, total: run.partitionsTotal, toDo: queue.length, published: counts.published, resumed, concurrency: settings.concurrency });
-      const workers = Array.from({ length: Math.min(settings.concurrency, Math.max(queue.length, 1)) }, () => this.worker(queue));
-      await Promise.all(workers);
+      await this.drive(queue);
       return await this.finish(started);
     } finally {
-      store.runs.releaseLease(runId, this.owner);
+      // Each step on its own: a full disk must not keep connections open (and the process alive).
+      this.recordQuietly(() => store.runs.releaseLease(runId, this.owner));
       await target.close();
+      await this.options.monitor?.close();
     }
+  }
+
+  /** Measures the stop conditions now; a fired one (or one that cannot be measured) halts. */
+  private async conditionFired(phase: 'before' | 'during'): Promise<boolean> {
+    const monitor = this.options.monitor;
+    if (!monitor || this.stopReason) return Boolean(this.stopReason);
+    const fired = await (phase === 'before' ? monitor.before() : monitor.during()).catch(
+      (err: unknown): Fired => ({ condition: 'probe', measured: 'unknown', threshold: 'measurable', reason: `a stop condition could not be measured, halting to be safe: ${message(err)}` }),
+    );
+    if (fired) this.fire(fired);
+    return Boolean(fired);
+  }
+
+  private fire(fired: Fired): void {
+    this.recordQuietly(() => this.options.store.audit.append({
+      runId: this.options.runId,
+      entity: 'run',
+      entityId: this.options.runId,
+      event: 'run.stop-condition',
+      actor: this.options.actor,
+      detail: { ...fired },
+    }));
+    this.requestStop(fired.reason, 'condition');
+  }
+
+  /** A ledger write whose failure must not mask the reason for stopping. */
+  private recordQuietly(write: () => unknown): void {
+    try {
+      write();
+    } catch (err) {
+      if (!(err instanceof StoreError)) throw err;
+    }
+  }
+
+  private renewQuietly(): boolean {
+    try {
+      return this.options.store.runs.renewLease(this.options.runId, this.owner, LEASE_MS);
+    } catch (err) {
+      if (err instanceof StoreError) return true; // a full disk is handled at the next ledger write
+      throw err;
+    }
+  }
+
+  /**
+   * While a partition is written: renew the lease and measure the stop conditions every
+   * interval; a fired condition (or a lost lease) rolls the partition back now.
+   */
+  private watch(): () => void {
+    const monitor = this.options.monitor;
+    if (!monitor) return () => undefined;
+    let busy = false;
+    const timer = setInterval(() => {
+      if (busy) return;
+      if (!this.renewQuietly()) {
+        this.requestStop('the run lease was taken over by another executor', 'condition');
+        this.hardStop.abort();
+        return;
+      }
+      busy = true;
+      void this.conditionFired('during').then((fired) => {
+        busy = false;
+        if (fired) this.hardStop.abort();
+      });
+    }, monitor.intervalMs);
+    return () => clearInterval(timer);
   }
 
   /**
@@ -152,18 +230,54 @@ export class Runner {
     return { sleepMs: s.sleepMs ?? 0, concurrency: Math.max(1, s.concurrency ?? 1) };
   }
 
-  private async worker(queue: PartitionRecord[]): Promise<void> {
+  /**
+   * Keeps as many partitions in flight as the run's live concurrency says, re-read from the
+   * ledger each time a slot frees up, so `run-backfill tune` takes effect without a restart.
+   */
+  private async drive(queue: PartitionRecord[]): Promise<void> {
+    const running = new Set<Promise<void>>();
+    let lastConcurrency = this.settings().concurrency;
     for (;;) {
-      if (this.stopReason) return;
-      const next = queue.shift();
-      if (!next) return;
-      if (!this.options.store.runs.renewLease(this.options.runId, this.owner, LEASE_MS)) {
-        this.requestStop('the run lease was taken over by another executor', 'condition');
-        return;
+      const { concurrency, sleepMs } = this.settings();
+      if (concurrency !== lastConcurrency) {
+        this.emit({ type: 'retuned', concurrency, sleepMs });
+        lastConcurrency = concurrency;
       }
-      await this.runPartition(next);
-      if (queue.length > 0 && !this.stopReason) await sleep(this.settings().sleepMs, this.softStop.signal);
+      while (!this.stopReason && queue.length > 0 && running.size < concurrency) {
+        const next = queue.shift();
+        if (!next) break;
+        const task: Promise<void> = this.slot(next, queue).finally(() => running.delete(task));
+        running.add(task);
+      }
+      if (running.size === 0) return;
+      await Promise.race(running);
     }
+  }
+
+  /** One partition, then the throttle's pause (the slot stays taken while it sleeps). */
+  private async slot(next: PartitionRecord, queue: PartitionRecord[]): Promise<void> {
+    try {
+      await this.slotUnguarded(next, queue);
+    } catch (err) {
+      if (!(err instanceof StoreError)) throw err;
+      // The ledger cannot be written (disk full…): stop before touching the target again.
+      queue.unshift(next);
+      this.requestStop(`the local store failed: ${message(err)}`, 'condition');
+    }
+  }
+
+  private async slotUnguarded(next: PartitionRecord, queue: PartitionRecord[]): Promise<void> {
+    if (!this.options.store.runs.renewLease(this.options.runId, this.owner, LEASE_MS)) {
+      queue.unshift(next);
+      this.requestStop('the run lease was taken over by another executor', 'condition');
+      return;
+    }
+    if (await this.conditionFired('before')) {
+      queue.unshift(next);
+      return;
+    }
+    await this.runPartition(next);
+    if (queue.length > 0 && !this.stopReason) await sleep(this.settings().sleepMs, this.softStop.signal);
   }
 
   private async runPartition(record: PartitionRecord): Promise<void> {
@@ -175,6 +289,7 @@ export class Runner {
       const started = Date.now();
       const running = store.partitions.transition(runId, partition.key, 'running', {}, actor);
       this.emit({ type: 'partition-started', key: partition.key, attempt: running.attempt });
+      const unwatch = this.watch();
       try {
         const result = await target.writePartition(partition, {
           runId,
@@ -182,14 +297,24 @@ export class Runner {
           attempt: running.attempt,
           writeMode: (store.runs.get(runId)?.writeMode ?? 'overwrite-partition') as WriteMode,
           signal: this.hardStop.signal,
-          onValidated: (r) => store.partitions.transition(runId, partition.key, 'validated', resultPatch(r), actor),
+          onValidated: (r) => {
+            const fired = this.options.monitor?.rowDiff(partition.key, r.rowsWritten);
+            if (fired) {
+              this.fire(fired);
+              throw new StopConditionError(fired.reason);
+            }
+            if (!store.runs.renewLease(runId, this.owner, LEASE_MS)) throw new StopConditionError('the run lease was taken over by another executor');
+            store.partitions.transition(runId, partition.key, 'validated', resultPatch(r), actor);
+          },
         });
+        unwatch();
         store.partitions.transition(runId, partition.key, 'published', resultPatch(result), actor);
         store.runs.refreshCounters(runId);
         this.consecutiveFailures = 0;
         this.emit({ type: 'partition-published', key: partition.key, rows: result.rowsWritten, ms: Date.now() - started, checksum: result.checksum });
         return;
       } catch (err) {
+        unwatch();
         const outcome = await this.handleFailure(partition, running.attempt, err, tries < maxAttempts);
         if (outcome === 'retry') {
           const delayMs = backoffDelay(tries, this.options.retryBaseMs ?? 500);
@@ -210,6 +335,11 @@ export class Runner {
     if (err instanceof StoreError) {
       // The ledger cannot be written (disk full…): stop before touching the target again.
       this.requestStop(`the local store failed: ${text}`, 'condition');
+      return 'done';
+    }
+    if (err instanceof StopConditionError) {
+      this.safeTransition(partition.key, 'pending', { error: text });
+      this.requestStop(text, 'condition');
       return 'done';
     }
     if (err instanceof AbortedError || this.hardStop.signal.aborted) {
@@ -246,6 +376,12 @@ export class Runner {
         this.safeTransition(partition.key, 'pending', { error: text });
         return 'retry';
       }
+      if (target.isLockWait(err)) {
+        // Waiting longer would queue behind (or in front of) production: halt, resumable.
+        this.safeTransition(partition.key, 'pending', { error: text });
+        this.requestStop(`lock wait: partition ${partition.key} could not lock ${target.label} within lock_timeout after ${attempt} attempt(s) (${text})`, 'condition');
+        return 'done';
+      }
     }
     this.safeTransition(partition.key, 'failed', { error: text });
     store.runs.refreshCounters(runId);
@@ -281,7 +417,13 @@ export class Runner {
       status = problems === 0 ? 'succeeded' : 'failed';
       if (problems > 0) reason = `${problems} partition(s) did not reconcile`;
     }
-    store.runs.setStatus(runId, status, { actor, haltReason: reason ?? undefined });
+    try {
+      store.runs.setStatus(runId, status, { actor, haltReason: reason ?? undefined });
+    } catch (err) {
+      if (!(err instanceof StoreError)) throw err;
+      // Still unwritable: the run stays 'running' in the ledger and resumes like a crash.
+      reason = `${reason ?? status}; the run's status could not be recorded: ${message(err)}`;
+    }
     const run = store.runs.get(runId);
     const outcome: RunOutcome = {
       runId,

@@ -88,5 +88,7 @@ export interface PartitionTarget {
   reconcile(partition: Partition): Promise<ReconcileRow>;
   /** Transient errors (connection reset, lock timeout, deadlock…) are retried; others fail the partition. */
   isTransient(err: unknown): boolean;
+  /** The error was a lock wait that ran out (lock_timeout): retried, then the run halts. */
+  isLockWait(err: unknown): boolean;
   close(): Promise<void>;
 }

@@ -207,7 +207,7 @@ function describeIssue(issue: z.core.$ZodIssue, data: unknown, schema: z.ZodType
     case 'invalid_union': {
       const options = (issue as { options?: unknown[] }).options;
       if (!options) return at(issue.message);
-      const list = options.map(String).join(', ');
+      const list = options.filter((o) => o !== undefined).map(String).join(', ');
       if (value === undefined || value === null) return { message: `field "${field}" is ${value === null ? 'empty' : 'missing'}: one of ${list}`, field, value };
       return at(`${got(value)} is not one of ${list}`);
     }
@@ -246,6 +246,8 @@ function allowedKeys(schema: z.ZodType, segments: readonly Segment[], data: unkn
       current = (current.options as z.ZodType[]).find((o) => {
         const option = unwrap(o);
         const literal: unknown = option instanceof z.ZodObject ? (option.shape as Record<string, unknown>)[discriminator] : undefined;
+        // An optional discriminator (a job's Postgres source or target may leave out `kind`) matches its absence.
+        if (literal instanceof z.ZodOptional) return tag === undefined || (literal.unwrap() instanceof z.ZodLiteral && (literal.unwrap() as z.ZodLiteral).values.has(tag as z.core.util.Literal));
         return literal instanceof z.ZodLiteral && literal.values.has(tag as z.core.util.Literal);
       });
       if (!current) return [];

@@ -10,6 +10,8 @@ import type { Store } from '../store/index.ts';
 import type { PreparedPlan } from './prepare.ts';
 import type { SanityReport } from '../safety/sanity.ts';
 import { sanityGate } from '../safety/sanityGate.ts';
+import { signoffGate } from './signoffGate.ts';
+import { prefixGate } from './prefixGate.ts';
 
 export interface GateContext {
   prepared: PreparedPlan;
@@ -26,7 +28,7 @@ export type Gate = (ctx: GateContext) => Promise<string[]> | string[];
 const redFlagGate: Gate = ({ prepared }) => blocking(prepared.flags).map((f) => `red flag ${f.code}: ${f.message}`);
 
 /** Add a gate here; keep each in its own module when it grows. */
-export const GATES: readonly Gate[] = [redFlagGate, sanityGate];
+export const GATES: readonly Gate[] = [redFlagGate, sanityGate, signoffGate, prefixGate];
 
 export async function checkExecutionGates(ctx: GateContext, gates: readonly Gate[] = GATES): Promise<void> {
   const reasons: string[] = [];

@@ -8,6 +8,7 @@ import { describeRange, partitionRange, rangeDays } from '../../../shared/partit
 import type { RedFlag } from '../../../shared/redFlags.ts';
 import { redFlags } from '../../../shared/redFlags.ts';
 import type { Config, Job, Plan, WriteMode } from '../../../shared/schemas.ts';
+import { isPostgresJob } from '../../../shared/schemas.ts';
 import type { Tier } from '../../../shared/tier.ts';
 import { automationTier } from '../../../shared/tier.ts';
 import { InputError } from '../../../shared/errors.ts';
@@ -15,6 +16,7 @@ import { jobHash, planHash } from '../plan/hash.ts';
 import type { Store } from '../store/index.ts';
 import type { PartitionTarget } from '../executor/types.ts';
 import { PostgresPartitionTarget, type PostgresEndpoint } from '../targets/postgres/partitionTarget.ts';
+import { involvesS3, openS3Target } from '../targets/s3/open.ts';
 
 export interface PreparedPlan {
   plan: Plan;
@@ -54,7 +56,9 @@ export function preparePlan(job: Job, plan: Plan, store: Store): PreparedPlan {
 }
 
 /** Opens the job's target with its source, secrets taken from the environment (never from files). */
-export function openTarget(config: Config, job: Job, writeMode: WriteMode, env: NodeJS.ProcessEnv = process.env): PartitionTarget {
+export function openTarget(config: Config, job: Job, writeMode: WriteMode, env: NodeJS.ProcessEnv = process.env, store?: Store): PartitionTarget {
+  // S3 on either side: the S3 adapter picks the target class (its ledger lives in `store`).
+  if (involvesS3(config, job) || !isPostgresJob(job)) return openS3Target(config, job, writeMode, { env, store, postgres: (name, field) => postgresEndpoint(config, name, field, env) });
   const source = postgresEndpoint(config, job.source.connection, 'source.connection', env);
   const target = postgresEndpoint(config, job.target.connection, 'target.connection', env);
   return new PostgresPartitionTarget({ job, writeMode, source, target });

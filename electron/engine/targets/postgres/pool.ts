@@ -9,6 +9,7 @@ import { openPg, query } from './connect.ts';
 export class ClientPool {
   private readonly idle: PgClient[] = [];
   private readonly all = new Set<PgClient>();
+  private closed = false;
 
   constructor(
     private readonly connection: PostgresConnection,
@@ -18,6 +19,7 @@ export class ClientPool {
   ) {}
 
   async acquire(): Promise<PgClient> {
+    if (this.closed) throw new Error('the connection pool is closed');
     const ready = this.idle.pop();
     if (ready) return ready;
     const client = await openPg({
@@ -32,6 +34,12 @@ export class ClientPool {
     await query(client, `SELECT set_config('TimeZone', :tz, false), set_config('DateStyle', 'ISO, YMD', false)`, { tz: this.timeZone });
     // A dead socket must not crash the process; the next query on this client fails instead.
     client.on('error', () => undefined);
+    if (this.closed) {
+      // **Hazard**: closeAll() ran while this one was connecting (a late cancel, say). An open
+      // client nobody tracks keeps the process alive forever.
+      await client.end().catch(() => undefined);
+      throw new Error('the connection pool is closed');
+    }
     this.all.add(client);
     return client;
   }
@@ -46,6 +54,7 @@ export class ClientPool {
   }
 
   async closeAll(): Promise<void> {
+    this.closed = true;
     const clients = [...this.all];
     this.all.clear();
     this.idle.length = 0;

@@ -1,0 +1,219 @@
+/**
+ * The S3 benchmarks of `npm run bench`, against one s3rver started here on loopback:
+ *
+ *   (d) snapshot of a 2,000-object partition (server-side copies) ÷ `rclone copy` of the same
+ *       prefix, same server, same concurrency                 — target ≤ 1.0
+ *   (e) peak memory (RSS high-water of the run-backfill process) exporting 1M rows from
+ *       Postgres to one S3 partition                           — target < 200 MB
+ *
+ * (d) is skipped with a message when rclone is not installed (Debian: apt-get install rclone).
+ */
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { s3ConnectionSchema } from '../shared/schemas.ts';
+import { S3Bucket } from '../electron/engine/targets/s3/bucket.ts';
+import { createS3Client } from '../electron/engine/targets/s3/client.ts';
+import { mapLimit } from '../electron/engine/targets/s3/concurrency.ts';
+import { snapshotS3Partition } from '../electron/engine/targets/s3/snapshot.ts';
+import type { PgServerInfo } from '../electron/engine/sandbox/embeddedPostgres.ts';
+// the same s3rver the integration tests run (in its own process: see s3rverProcess.mjs)
+import { startS3rver } from '../test/support/s3GlobalSetup.ts';
+
+const OBJECTS = Number(process.env.BENCH_S3_OBJECTS ?? 2000);
+const CONCURRENCY = Number(process.env.BENCH_S3_CONCURRENCY ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CLI = resolve(import.meta.dirname, '../bin/run-backfill.mjs');
+const KEY = 'S3RVER';
+
+export interface BenchLine {
+  name: string;
+  value: string;
+  target: string;
+  pass: boolean;
+  detail: string;
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((x, y) => x - y);
+  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+async function startS3(dir: string): Promise<{ endpoint: string; close: () => Promise<void> }> {
+  const { info, close } = await startS3rver(dir);
+  return { endpoint: info.endpoint, close };
+}
+
+function openBucket(endpoint: string, name: string, concurrency: number): S3Bucket {
+  const connection = s3ConnectionSchema.parse({ kind: 's3', bucket: name, endpoint, force_path_style: true });
+  return new S3Bucket(name, createS3Client({ name: 'bench', connection, credentials: { accessKeyId: KEY, secretAccessKey: KEY } }, concurrency), concurrency);
+}
+
+async function rcloneAvailable(): Promise<boolean> {
+  return promisify(execFile)('rclone', ['version']).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** (d): our snapshot and rclone's server-side copy of the same prefix, alternating rounds. */
+async function snapshotVsRclone(endpoint: string): Promise<BenchLine> {
+  const name = 'bench-snapshot';
+  const bucket = openBucket(endpoint, name, CONCURRENCY);
+  await bucket.client.send(new (await import('@aws-sdk/client-s3')).CreateBucketCommand({ Bucket: name }));
+  const prefix = 'events/day-2026-01-20/';
+  const body = 'x'.repeat(4096);
+  await mapLimit(Array.from({ length: OBJECTS }, (_, i) => i), 16, (i) => bucket.put(`${prefix}obj-${String(i).padStart(5, '0')}.json`, body));
+  // A custom CA bundle in the environment makes rclone refuse a plain-HTTP transport.
+  const { AWS_CA_BUNDLE: _caBundle, ...inherited } = process.env;
+  const env = {
+    ...inherited,
+    RCLONE_CONFIG_BENCH_TYPE: 's3',
+    RCLONE_CONFIG_BENCH_PROVIDER: 'Other',
+    RCLONE_CONFIG_BENCH_ENDPOINT: endpoint,
+    RCLONE_CONFIG_BENCH_ACCESS_KEY_ID: KEY,
+    RCLONE_CONFIG_BENCH_SECRET_ACCESS_KEY: KEY,
+    RCLONE_CONFIG_BENCH_FORCE_PATH_STYLE: 'true',
+  };
+  const snapshot = async (round: string): Promise<number> => {
+    const started = performance.now();
+    const snap = await snapshotS3Partition(bucket, prefix, `bench-${round}`, '2026-01-20');
+    const ms = performance.now() - started;
+    if (snap.objects.length !== OBJECTS) throw new Error(`snapshot copied ${snap.objects.length} objects, expected ${OBJECTS}`);
+    return ms;
+  };
+  const rclone = async (round: string): Promise<number> => {
+    const started = performance.now();
+    await promisify(execFile)(
+      'rclone',
+      ['copy', `bench:${name}/${prefix}`, `bench:${name}/_rclone/${round}/${prefix}`, '--transfers', String(CONCURRENCY), '--checkers', String(CONCURRENCY), '--s3-no-check-bucket', '--retries', '1'],
+      { env, maxBuffer: 16 * 1024 * 1024 },
+    );
+    const ms = performance.now() - started;
+    const copied = (await bucket.listAll(`_rclone/${round}/${prefix}`)).length;
+    if (copied !== OBJECTS) throw new Error(`rclone copied ${copied} objects, expected ${OBJECTS}`);
+    return ms;
+  };
+  // One untimed round each warms the server (and its file system) for both; then the order
+  // alternates, because each copy makes the bucket bigger for the next one.
+  await snapshot('warm');
+  await rclone('warm');
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    if (r % 2 === 0) {
+      ours.push(await snapshot(String(r)));
+      theirs.push(await rclone(String(r)));
+    } else {
+      theirs.push(await rclone(String(r)));
+      ours.push(await snapshot(String(r)));
+    }
+  }
+  bucket.close();
+  const ratio = median(ours) / median(theirs);
+  return {
+    name: `(d) S3 snapshot ÷ rclone copy (${OBJECTS} objects)`,
+    value: ratio.toFixed(3),
+    target: '≤ 1.0',
+    pass: ratio <= 1,
+    detail: `snapshot ${median(ours).toFixed(0)} ms, rclone ${median(theirs).toFixed(0)} ms, concurrency ${CONCURRENCY}`,
+  };
+}
+
+/** RSS high-water (VmHWM) of a process, sampled from /proc until it exits. */
+function watchPeak(pid: number): { stop: () => number } {
+  let peak = 0;
+  const read = (): void => {
+    try {
+      const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+      const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      peak = Math.max(peak, kb * 1024);
+    } catch {
+      // exited
+    }
+  };
+  const timer = setInterval(read, 25);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return peak;
+    },
+  };
+}
+
+/** (e): the built run-backfill exporting every row of src_events (1M) into ONE monthly S3 partition. */
+async function exportMemory(endpoint: string, pg: PgServerInfo, rows: number): Promise<BenchLine> {
+  const name = 'bench-export';
+  const bucket = openBucket(endpoint, name, 4);
+  await bucket.client.send(new (await import('@aws-sdk/client-s3')).CreateBucketCommand({ Bucket: name }));
+  bucket.close();
+  const dir = mkdtempSync(join(tmpdir(), 'bfr-bench-s3-'));
+  mkdirSync(join(dir, 'jobs'));
+  writeFileSync(
+    join(dir, 'backfill.config.yaml'),
+    `connections:
+  warehouse: { kind: postgres, url: "postgres://${pg.user}@${pg.host}:${pg.port}/bench", password_env: BENCH_PG_PASSWORD }
+  lake: { kind: s3, bucket: ${name}, endpoint: "${endpoint}", force_path_style: true, access_key_id_env: BENCH_S3_KEY, secret_access_key_env: BENCH_S3_KEY }
+`,
+  );
+  writeFileSync(
+    join(dir, 'jobs', 'bench-export.yaml'),
+    // the whole table as ONE partition: memory must not grow with a partition's size
+    `name: bench-export
+unit: day
+source:
+  connection: warehouse
+  query: select day, id, customer_id, amount, note from src_events
+target:
+  kind: s3
+  connection: lake
+  path: "export/dt={date}/"
+write_mode: overwrite-partition
+validation:
+  - name: every row exported
+    source: select count(*) as records from src_events
+    target: records
+`,
+  );
+  const env = { PATH: process.env.PATH, HOME: dir, BENCH_PG_PASSWORD: pg.password, BENCH_S3_KEY: KEY };
+  const started = performance.now();
+  const child = spawn(process.execPath, [CLI, 'bench-export', '--from', '2026-01-01', '--to', '2026-01-02', '--run-id', 'bench-export-1', '--db', join(dir, 'ledger.sqlite'), '--config', join(dir, 'backfill.config.yaml'), '--jobs', join(dir, 'jobs')], {
+    cwd: dir,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const peak = watchPeak(child.pid ?? 0);
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  const code = await new Promise<number | null>((done) => child.on('close', done));
+  const bytes = peak.stop();
+  rmSync(dir, { recursive: true, force: true });
+  if (code !== 0 || !output.includes(`${rows} rows`)) throw new Error(`export run failed (exit ${code}):\n${output}`);
+  const mb = bytes / (1024 * 1024);
+  return {
+    name: `(e) peak RSS exporting ${rows.toLocaleString('en-US')} rows PG → S3`,
+    value: `${mb.toFixed(0)} MB`,
+    target: '< 200 MB',
+    pass: mb < 200,
+    detail: `one partition, ${((performance.now() - started) / 1000).toFixed(1)} s for the whole run-backfill process`,
+  };
+}
+
+/** Runs (d) and (e); `pg` holds the `bench` database seeded with src_events by bench/run.ts. */
+export async function runS3Benches(pg: PgServerInfo, rows: number): Promise<BenchLine[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'bfr-bench-s3rver-'));
+  const s3 = await startS3(dir);
+  const lines: BenchLine[] = [];
+  try {
+    if (await rcloneAvailable()) lines.push(await snapshotVsRclone(s3.endpoint));
+    else console.log('(d) skipped: rclone is not installed (Debian: apt-get install -y rclone)');
+    lines.push(await exportMemory(s3.endpoint, pg, rows));
+  } finally {
+    await s3.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return lines;
+}

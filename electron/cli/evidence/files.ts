@@ -1,0 +1,25 @@
+/** Reading the files users hand to evidence commands, and writing results to --out or stdout. */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { InputError } from '../../../shared/errors.ts';
+
+export function readInput(file: string, what: string): Buffer {
+  try {
+    return readFileSync(file);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new InputError(code === 'ENOENT' ? `${what} ${file} not found` : `cannot read ${what} ${file}: ${(err as Error).message}`, { file });
+  }
+}
+
+/**
+ * Data goes to --out FILE, or to stdout so it can be redirected (`> sig.json`); the human
+ * sentence about it then goes to stderr, never mixed into the data.
+ */
+export function writeOutput(data: string | Buffer, out: string | undefined): void {
+  if (out) writeFileSync(out, data);
+  else process.stdout.write(data);
+}
+
+export function notice(text: string): void {
+  process.stderr.write(`${text}\n`);
+}

@@ -1,0 +1,122 @@
+/**
+ * A run archive (`.bfr`): one gzip'd JSON file with the run's bundle and its raw ledger rows,
+ * so another machine can review the run offline. Import verifies the bundle AND that every
+ * ledger row says what the bundle says, before a single row is written.
+ */
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { canonicalJson } from '../../../shared/canonicalJson.ts';
+import { InputError } from '../../../shared/errors.ts';
+import type { Store } from '../store/index.ts';
+import { toPartition, toRun, type PartitionRow, type RunRow } from '../store/rows.ts';
+import type { NoteBundle } from './bundle.ts';
+import type { BundleVerification } from './verifyBundle.ts';
+
+export const ARCHIVE_FORMAT = 'backfill-runbook/archive@1';
+
+type Row = Record<string, unknown>;
+
+export interface RunArchive {
+  format: typeof ARCHIVE_FORMAT;
+  bundle: NoteBundle;
+  ledger: { runs: Row[]; partitions: Row[]; plans: Row[]; jobs: Row[] };
+}
+
+export function buildArchive(store: Store, bundle: NoteBundle): Buffer {
+  const rows = (sql: string, ...params: unknown[]) => store.db.prepare<unknown[], Row>(sql).all(...params);
+  const run = bundle.run[0] as { runId: string; planHash: string; jobName: string; jobHash: string } | undefined;
+  if (!run) throw new InputError(`the bundle of ${bundle.runId} has no run`);
+  const archive: RunArchive = {
+    format: ARCHIVE_FORMAT,
+    bundle,
+    ledger: {
+      runs: rows('SELECT * FROM runs WHERE run_id = ?', run.runId),
+      partitions: rows('SELECT * FROM partitions WHERE run_id = ? ORDER BY seq', run.runId),
+      plans: rows('SELECT * FROM plans WHERE plan_hash = ?', run.planHash),
+      jobs: rows('SELECT * FROM jobs WHERE name = ? AND job_hash = ?', run.jobName, run.jobHash),
+    },
+  };
+  return gzipSync(Buffer.from(JSON.stringify(archive), 'utf8'));
+}
+
+export function isArchive(data: Buffer): boolean {
+  return data.length > 2 && data[0] === 0x1f && data[1] === 0x8b;
+}
+
+export function readArchive(data: Buffer, file: string): RunArchive {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(gunzipSync(data).toString('utf8'));
+  } catch (err) {
+    throw new InputError(`${file} is not a run archive (${err instanceof Error ? err.message : String(err)})`, { file });
+  }
+  const archive = parsed as Partial<RunArchive>;
+  if (archive.format !== ARCHIVE_FORMAT || !archive.bundle || !archive.ledger) throw new InputError(`${file} is not a run archive (format ${String(archive.format)})`, { file });
+  return archive as RunArchive;
+}
+
+/** Ledger rows that say something else than the (verified) bundle. */
+export function ledgerProblems(archive: RunArchive): string[] {
+  const { bundle, ledger } = archive;
+  const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
+  const problems: string[] = [];
+  const run = ledger.runs[0];
+  if (ledger.runs.length !== 1 || !run) problems.push(`the archive holds ${ledger.runs.length} run rows, expected 1`);
+  else if (!same({ ...toRun(run as unknown as RunRow), leaseOwner: null, leaseExpiresAt: null }, { ...bundle.run[0], leaseOwner: null, leaseExpiresAt: null })) {
+    problems.push('ledger row of run differs from the run in the bundle');
+  }
+  const partitions = ledger.partitions.map((p) => toPartition(p as unknown as PartitionRow));
+  partitions.forEach((p, i) => {
+    if (!same(p, bundle.partitions[i])) problems.push(`ledger row of partition ${p.key} differs from the bundle`);
+  });
+  if (partitions.length !== bundle.partitions.length) problems.push(`the ledger has ${partitions.length} partitions, the bundle ${bundle.partitions.length}`);
+  for (const plan of ledger.plans) {
+    if (plan.plan_hash !== bundle.plan[0]?.planHash || !same(JSON.parse(String(plan.plan_json)), bundle.plan[0]?.plan)) problems.push('ledger row of the plan differs from the bundle');
+  }
+  for (const job of ledger.jobs) {
+    if (job.job_hash !== bundle.job[0]?.jobHash || !same(JSON.parse(String(job.definition_json)), bundle.job[0]?.definition)) problems.push('ledger row of the job differs from the bundle');
+  }
+  return problems;
+}
+
+/** Writes a verified archive's run into this store for review; refuses a run id already here. */
+export function importArchive(store: Store, archive: RunArchive, verification: BundleVerification, actor: string): { runId: string; evidence: number } {
+  const { bundle, ledger } = archive;
+  const runId = bundle.runId;
+  if (store.runs.get(runId)) {
+    throw new InputError(`run "${runId}" already exists in ${store.file}: an archive is imported into a database that does not have it`, { value: runId });
+  }
+  const columns = (table: string) => new Set(store.db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('${table}')`).all().map((c) => c.name));
+  const insert = (table: 'runs' | 'partitions' | 'plans' | 'jobs', row: Row, ignore = false) => {
+    const known = columns(table);
+    const names = Object.keys(row).filter((n) => known.has(n));
+    store.db.prepare(`INSERT ${ignore ? 'OR IGNORE ' : ''}INTO ${table} (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`).run(
+      Object.fromEntries(names.map((n) => [n, row[n]])),
+    );
+  };
+  return store.transaction(() => {
+    for (const plan of ledger.plans) insert('plans', plan, true);
+    for (const job of ledger.jobs) if (!store.jobs.get(String(job.name))) insert('jobs', job);
+    for (const run of ledger.runs) insert('runs', { ...run, lease_owner: null, lease_expires_at: null });
+    for (const p of ledger.partitions) insert('partitions', p);
+    let evidence = 0;
+    for (const e of bundle.evidence) {
+      const added = store.evidence.add({ runId: e.runId === runId ? runId : null, planHash: e.planHash, kind: e.kind, body: JSON.parse(e.bodyJson) as unknown, actor });
+      if (added.bodySha256 !== e.bodySha256) throw new InputError(`evidence #${e.id} of the archive did not store byte for byte (sha256 ${added.bodySha256} ≠ ${e.bodySha256})`);
+      evidence += 1;
+    }
+    const head = bundle.audit.at(-1);
+    const manifestSha256 = typeof head?.detail.manifestSha256 === 'string' ? head.detail.manifestSha256 : '';
+    store.db
+      .prepare('INSERT INTO imported_archives (run_id, manifest_sha256, head_seq, head_hash, archive_json, verification_json, imported_at, imported_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
+      .run(runId, manifestSha256, head?.seq ?? 0, head?.hash ?? '', JSON.stringify(archive), JSON.stringify(verification), new Date().toISOString(), actor);
+    store.audit.append({
+      runId,
+      entity: 'run',
+      entityId: runId,
+      event: 'archive.imported',
+      actor,
+      detail: { manifestSha256, headSeq: head?.seq ?? null, headHash: head?.hash ?? null, signedHead: verification.signedHead, evidence },
+    });
+    return { runId, evidence };
+  });
+}

@@ -1,0 +1,200 @@
+/**
+ * One bucket through one S3 client: paginated listings, streaming reads, small PUTs, multipart
+ * uploads (lib-storage), server-side copies and batched deletes, each with bounded concurrency.
+ */
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import {
+  AbortMultipartUploadCommand,
+  CopyObjectCommand,
+  DeleteObjectsCommand,
+  GetObjectCommand,
+  HeadBucketCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  PutObjectCommand,
+  type S3Client,
+} from '@aws-sdk/client-s3';
+import { Upload } from '@aws-sdk/lib-storage';
+import { mapLimit } from './concurrency.ts';
+import { describeS3Error, isNotFound, s3ErrorCode } from './errors.ts';
+import { s3Url } from './paths.ts';
+
+export interface ListedObject {
+  key: string;
+  size: number;
+  etag: string;
+}
+
+/** S3's floor for a part is 5 MiB; 8 MiB parts keep an upload of 10,000 parts at 80 GB. */
+const PART_SIZE = 8 * 1024 * 1024;
+const DELETE_BATCH = 1000;
+
+type UploadListener = (uploadId: string) => void;
+
+export class S3Bucket {
+  /** key → who wants to know the upload id the moment S3 hands it out */
+  private readonly uploadListeners = new Map<string, UploadListener>();
+
+  constructor(
+    readonly name: string,
+    readonly client: S3Client,
+    readonly concurrency: number,
+  ) {
+    // **Important**: the upload id is recorded as soon as CreateMultipartUpload answers, before
+    // any part is sent, so a crash mid-upload leaves an id the next run can abort.
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const result = await next(args);
+        if (context.commandName === 'CreateMultipartUploadCommand') {
+          const key = (args.input as { Key?: string }).Key ?? '';
+          const uploadId = (result.output as { UploadId?: string }).UploadId;
+          if (uploadId) this.uploadListeners.get(key)?.(uploadId);
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'backfillRunbookUploadIds' },
+    );
+  }
+
+  url(key: string): string {
+    return s3Url(this.name, key);
+  }
+
+  /** Throws with the reason when the bucket cannot be reached or read. */
+  async check(): Promise<void> {
+    await this.client.send(new HeadBucketCommand({ Bucket: this.name }));
+  }
+
+  /** Every object under `prefix`, page by page (ListObjectsV2 returns at most 1,000 a page). */
+  async *list(prefix: string): AsyncGenerator<ListedObject> {
+    let token: string | undefined;
+    do {
+      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.name, Prefix: prefix, ContinuationToken: token }));
+      for (const o of page.Contents ?? []) {
+        if (o.Key !== undefined) yield { key: o.Key, size: o.Size ?? 0, etag: o.ETag ?? '' };
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+  }
+
+  async listAll(prefix: string): Promise<ListedObject[]> {
+    const all: ListedObject[] = [];
+    for await (const o of this.list(prefix)) all.push(o);
+    return all;
+  }
+
+  async head(key: string): Promise<{ size: number; etag: string } | null> {
+    try {
+      const r = await this.client.send(new HeadObjectCommand({ Bucket: this.name, Key: key }));
+      return { size: r.ContentLength ?? 0, etag: r.ETag ?? '' };
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
+  async getStream(key: string, signal?: AbortSignal): Promise<Readable> {
+    const r = await this.client.send(new GetObjectCommand({ Bucket: this.name, Key: key }), { abortSignal: signal });
+    if (r.Body === undefined) throw new Error(`${this.url(key)}: GetObject returned no body`);
+    return r.Body as Readable;
+  }
+
+  /** A small object's text, or null when it does not exist. */
+  async getText(key: string): Promise<string | null> {
+    try {
+      const r = await this.client.send(new GetObjectCommand({ Bucket: this.name, Key: key }));
+      return (await r.Body?.transformToString('utf8')) ?? '';
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
+  }
+
+  async put(key: string, body: string | Buffer, contentType = 'application/json'): Promise<void> {
+    await this.client.send(new PutObjectCommand({ Bucket: this.name, Key: key, Body: body, ContentType: contentType }));
+  }
+
+  /**
+   * Uploads a local file: one PUT when it is small, a multipart upload of `concurrency` parts
+   * in flight otherwise. `onUploadId` hears the multipart upload's id before any part is sent.
+   * On failure lib-storage aborts the upload; if that abort fails too, the id recorded through
+   * `onUploadId` lets the caller abort it later.
+   */
+  async uploadFile(key: string, file: string, size: number, contentType: string, onUploadId: UploadListener, signal?: AbortSignal): Promise<void> {
+    const partSize = Math.max(PART_SIZE, Math.ceil(size / 9000));
+    this.uploadListeners.set(key, onUploadId);
+    try {
+      const upload = new Upload({
+        client: this.client,
+        params: { Bucket: this.name, Key: key, Body: createReadStream(file, { highWaterMark: 1024 * 1024 }), ContentType: contentType, ContentLength: size },
+        partSize,
+        // lib-storage holds queueSize parts in memory: 4 × 8 MiB bounds an upload at 32 MiB
+        queueSize: Math.max(1, Math.min(4, this.concurrency)),
+        leavePartsOnError: false,
+      });
+      const abort = (): void => void upload.abort().catch(() => undefined);
+      signal?.addEventListener('abort', abort, { once: true });
+      try {
+        await upload.done();
+      } finally {
+        signal?.removeEventListener('abort', abort);
+      }
+    } finally {
+      this.uploadListeners.delete(key);
+    }
+  }
+
+  async copy(fromKey: string, toKey: string): Promise<void> {
+    await this.client.send(new CopyObjectCommand({ Bucket: this.name, Key: toKey, CopySource: `${this.name}/${encodeCopySource(fromKey)}` }));
+  }
+
+  async copyMany(pairs: readonly { from: string; to: string }[]): Promise<void> {
+    await mapLimit(pairs, this.concurrency, (p) => this.copy(p.from, p.to));
+  }
+
+  /** Deletes in batches of 1,000; a key that is already gone is not an error. */
+  async deleteKeys(keys: readonly string[]): Promise<void> {
+    const batches: string[][] = [];
+    for (let i = 0; i < keys.length; i += DELETE_BATCH) batches.push(keys.slice(i, i + DELETE_BATCH));
+    await mapLimit(batches, Math.min(4, this.concurrency), async (batch) => {
+      const r = await this.client.send(new DeleteObjectsCommand({ Bucket: this.name, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
+      const failed = (r.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
+      if (failed.length > 0) {
+        const first = failed[0];
+        throw new Error(`could not delete ${failed.length} object(s), first ${this.url(first?.Key ?? '')}: ${first?.Code ?? ''} ${first?.Message ?? ''}`);
+      }
+    });
+  }
+
+  /** Aborts a multipart upload; one that is already gone (completed or aborted) is fine. */
+  async abortUpload(key: string, uploadId: string): Promise<'aborted' | 'gone' | 'unsupported'> {
+    try {
+      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.name, Key: key, UploadId: uploadId }));
+      return 'aborted';
+    } catch (err) {
+      const code = s3ErrorCode(err);
+      if (code === 'NoSuchUpload' || isNotFound(err)) return 'gone';
+      // Some S3-compatible servers cannot abort; nothing more can be done from here.
+      if (code === 'NotImplemented' || code === 'MethodNotAllowed' || code === '405' || code === '501') return 'unsupported';
+      throw new Error(describeS3Error(err, `aborting upload ${uploadId} of ${this.url(key)}`), { cause: err });
+    }
+  }
+
+  close(): void {
+    this.client.destroy();
+  }
+}
+
+/**
+ * CopySource is "bucket/key" with the key URL-encoded, slashes kept. Characters that need no
+ * escaping in a header (`#`, `=`, `:`, `@`, `,`, `$`, `;`, `&`) are sent as they are: S3 reads
+ * them either way, and some S3-compatible servers decode the header with decodeURI, which
+ * leaves `%23` as it is and would look for a key that does not exist.
+ */
+export function encodeCopySource(key: string): string {
+  return key
+    .split('/')
+    .map((part) => encodeURIComponent(part).replace(/%(23|3D|3A|40|2C|24|3B|26)/g, (escaped) => decodeURIComponent(escaped)))
+    .join('/');
+}

@@ -1,0 +1,129 @@
+/**
+ * Turns a partition's records into its data objects: each object is spooled to a local temp
+ * file (gzip when asked) while its sha256 is taken, then uploaded under a name derived from
+ * that sha256 (paths.dataObjectKey). Memory stays bounded by one chunk and the upload's parts,
+ * whatever the partition's size.
+ */
+import { createHash } from 'node:crypto';
+import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Transform, type Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { createGzip } from 'node:zlib';
+import { once } from 'node:events';
+import { AbortedError } from '../../executor/errors.ts';
+import type { S3Bucket } from './bucket.ts';
+import type { ManifestObject } from './manifest.ts';
+import { dataObjectKey } from './paths.ts';
+
+export interface WriterOptions {
+  bucket: S3Bucket;
+  stem: string;
+  gzip: boolean;
+  recordsPerObject: number;
+  /** Called before an object is written (the ledger records it first). */
+  beforeWrite(key: string): void;
+  /** Called with a multipart upload's id as soon as S3 hands it out. */
+  onUploadId(key: string, uploadId: string): void;
+  signal: AbortSignal;
+}
+
+const CHUNK_BYTES = 256 * 1024;
+
+export async function writeObjects(records: AsyncIterable<string>, opts: WriterOptions): Promise<ManifestObject[]> {
+  const dir = mkdtempSync(join(tmpdir(), 'bfr-s3-'));
+  const written: ManifestObject[] = [];
+  try {
+    let part: Spool | undefined;
+    let chunk: string[] = [];
+    let chunkBytes = 0;
+    const flush = async (): Promise<void> => {
+      if (part && chunk.length > 0) await part.write(chunk.join(''));
+      chunk = [];
+      chunkBytes = 0;
+    };
+    const finishPart = async (): Promise<void> => {
+      if (!part) return;
+      await flush();
+      const spooled = await part.close();
+      written.push(await upload(spooled, written.length, opts));
+      part = undefined;
+    };
+    for await (const record of records) {
+      if (opts.signal.aborted) throw new AbortedError();
+      part ??= new Spool(join(dir, `part-${written.length}`), opts.gzip);
+      chunk.push(record, '\n');
+      chunkBytes += record.length + 1;
+      part.records += 1;
+      if (chunkBytes >= CHUNK_BYTES) await flush();
+      if (part.records >= opts.recordsPerObject) await finishPart();
+    }
+    await finishPart();
+    return written;
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface Spooled {
+  file: string;
+  size: number;
+  sha256: string;
+  records: number;
+}
+
+/** One object being written to a temp file, hashed as it goes. */
+class Spool {
+  records = 0;
+  private size = 0;
+  private readonly hash = createHash('sha256');
+  private readonly input: Writable;
+  private readonly done: Promise<void>;
+
+  constructor(
+    private readonly file: string,
+    gzip: boolean,
+  ) {
+    const tap = new Transform({
+      transform: (data: Buffer, _enc, cb) => {
+        this.hash.update(data);
+        this.size += data.length;
+        cb(null, data);
+      },
+    });
+    const out = createWriteStream(file);
+    if (gzip) {
+      const gz = createGzip({ level: 6 });
+      this.input = gz;
+      this.done = pipeline(gz, tap, out);
+    } else {
+      this.input = tap;
+      this.done = pipeline(tap, out);
+    }
+    this.done.catch(() => undefined); // surfaced by close()
+  }
+
+  async write(text: string): Promise<void> {
+    if (!this.input.write(text)) await once(this.input, 'drain');
+  }
+
+  async close(): Promise<Spooled> {
+    this.input.end();
+    await this.done;
+    return { file: this.file, size: this.size, sha256: this.hash.digest('hex'), records: this.records };
+  }
+}
+
+async function upload(spooled: Spooled, index: number, opts: WriterOptions): Promise<ManifestObject> {
+  const key = dataObjectKey(opts.stem, index, spooled.sha256, opts.gzip);
+  opts.beforeWrite(key);
+  // The name is the content: an object already there under it (a rerun of the same
+  // records) holds these very bytes.
+  const existing = await opts.bucket.head(key);
+  if (existing?.size !== spooled.size) {
+    await opts.bucket.uploadFile(key, spooled.file, spooled.size, opts.gzip ? 'application/gzip' : 'application/x-ndjson', (id) => opts.onUploadId(key, id), opts.signal);
+  }
+  rmSync(spooled.file, { force: true });
+  return { key, size: spooled.size, sha256: spooled.sha256, records: spooled.records };
+}

@@ -1,0 +1,111 @@
+/**
+ * A Postgres query as a record source: the server renders each row as JSON (row_to_json, so
+ * numerics keep their digits and timestamps their zone) and streams it with COPY.
+ *
+ * **Important**: rows are ordered by their JSON text in the "C" collation. The query's own
+ * order is not guaranteed, and a rerun must write byte-identical objects (same keys, same
+ * checksums); sorting by the whole row makes the output depend on the content alone.
+ */
+import type { Partition } from '../../../../shared/partitions.ts';
+import type { Measures } from '../../executor/types.ts';
+import type { PgClient } from '../postgres/connect.ts';
+import { copyTo, query } from '../postgres/connect.ts';
+import { prepareCopySource, setCopyParameters, type CopySource } from '../postgres/copySource.ts';
+import { classifyPgError } from '../postgres/errors.ts';
+import type { ClientPool } from '../postgres/pool.ts';
+import { measureSourceSql, sourceAsTable } from '../postgres/statements.ts';
+import { lines } from './records.ts';
+import type { RecordSource, RecordStream, SourceCounts } from './sources.ts';
+
+export class PostgresRecordSource implements RecordSource {
+  private copySource: CopySource | undefined;
+
+  constructor(
+    private readonly pool: ClientPool,
+    private readonly sourceQuery: string,
+    readonly label: string,
+  ) {}
+
+  async prepare(): Promise<void> {
+    if (this.copySource) return;
+    const ordered = `SELECT j FROM (SELECT row_to_json(q)::text COLLATE "C" AS j FROM ${sourceAsTable(this.sourceQuery).replace(/AS src$/, 'AS q')}) AS s ORDER BY j`;
+    this.copySource = await this.withClient((c) => prepareCopySource(c, ordered, 'src.j'));
+  }
+
+  open(partition: Partition, signal: AbortSignal): Promise<RecordStream> {
+    if (!this.copySource) throw new Error('prepare() must run before reading partitions');
+    const copySource: CopySource = this.copySource;
+    let records = 0;
+    const pool = this.pool;
+    // The connection is taken when reading starts, so a partition that fails before (busy,
+    // cleanup) holds none. A consumer that stops early (abort, failure) returns the generator:
+    // its finally drops the half-read COPY's connection.
+    async function* rows(): AsyncGenerator<string> {
+      if (signal.aborted) return;
+      const client = await pool.acquire();
+      let broken = true;
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        await setCopyParameters(client, copySource, params(partition));
+        // COPY's text format doubles every backslash; JSON text has no raw tab, newline or
+        // other control character for it to escape, so undoing the doubling is exact.
+        for await (const line of lines(copyTo(client, copySource.copySql))) {
+          records += 1;
+          yield line.includes('\\') ? line.replaceAll('\\\\', '\\') : line;
+        }
+        await client.query('COMMIT');
+        broken = false;
+      } finally {
+        // a COPY abandoned half-read leaves the connection in an unknown state
+        pool.release(client, broken);
+      }
+    }
+    return Promise.resolve({ records: rows(), counts: () => ({ records, objects: null, bytes: null }) });
+  }
+
+  async measure(partition: Partition): Promise<SourceCounts> {
+    const r = await this.readOnly((c) => query<{ rows: string }>(c, measureSourceSql(this.sourceQuery, []), params(partition)));
+    return { records: Number(r.rows[0]?.rows ?? 0), objects: null, bytes: null };
+  }
+
+  async ruleMeasures(ruleText: string, partition: Partition): Promise<Measures> {
+    const r = await this.readOnly((c) => query<Measures>(c, ruleText, params(partition)));
+    return r.rows[0] ?? {};
+  }
+
+  isTransient(err: unknown): boolean {
+    return classifyPgError(err) === 'transient';
+  }
+
+  async close(): Promise<void> {
+    await this.pool.closeAll();
+  }
+
+  private async readOnly<T>(fn: (client: PgClient) => Promise<T>): Promise<T> {
+    return this.withClient(async (client) => {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      try {
+        return await fn(client);
+      } finally {
+        await client.query('ROLLBACK');
+      }
+    });
+  }
+
+  private async withClient<T>(fn: (client: PgClient) => Promise<T>): Promise<T> {
+    const client = await this.pool.acquire();
+    let broken = false;
+    try {
+      return await fn(client);
+    } catch (err) {
+      broken = classifyPgError(err) === 'transient';
+      throw err;
+    } finally {
+      this.pool.release(client, broken);
+    }
+  }
+}
+
+export function params(partition: Partition, runId = 'read'): Record<string, string> {
+  return { partition_start: partition.start, partition_end: partition.end, run_id: runId };
+}
