@@ -41,7 +41,7 @@ export async function runExecutor(opts: {
   source: { server: PgServerInfo; database: string };
   target: { server: PgServerInfo; database: string };
   mode?: WriteMode;
-}): Promise<RunOutcome> {
+}): Promise<RunOutcome & { writeMs: number }> {
   const store = openStore(join(mkdtempSync(join(tmpdir(), 'bfr-bench-')), 'ledger.sqlite'));
   const partitions = partitionRange({ from: opts.from, to: opts.to }, opts.job.unit, opts.job.timezone);
   const runId = `bench-${process.pid}-${++runCounter}`;
@@ -74,7 +74,21 @@ export async function runExecutor(opts: {
     target: { name: 'dst', connection: pgConnection(opts.target.server, opts.target.database), password: opts.target.server.password },
   });
   try {
-    return await new Runner({ store, runId, target, actor: 'bench' }).run();
+    // The write phase (first partition started → last published) apart from the final
+    // reconciliation, which re-reads source and target and is reported on its own.
+    let firstStart = 0;
+    let lastPublished = 0;
+    const outcome = await new Runner({
+      store,
+      runId,
+      target,
+      actor: 'bench',
+      onEvent: (e) => {
+        if (e.type === 'partition-started' && firstStart === 0) firstStart = performance.now();
+        if (e.type === 'partition-published') lastPublished = performance.now();
+      },
+    }).run();
+    return { ...outcome, writeMs: lastPublished - firstStart };
   } finally {
     store.close();
   }

@@ -2,7 +2,8 @@ import { InputError } from '../../shared/errors.ts';
 import type { Store } from '../engine/store/index.ts';
 import { EXIT, type ExitCode } from './exitCodes.ts';
 import type { Reporter } from './progress.ts';
-import { formatPartitions, formatRun, formatRunList } from './tables.ts';
+import { formatMetrics, formatPartitions, formatRun, formatRunList } from './tables.ts';
+import { runMetrics } from '../engine/executor/metrics.ts';
 
 export function statusCommand(opts: { runId?: string; limit: number }, store: Store, out: Reporter): ExitCode {
   if (!opts.runId) {
@@ -14,6 +15,7 @@ export function statusCommand(opts: { runId?: string; limit: number }, store: St
   if (!run) throw new InputError(`no run "${opts.runId}" in ${store.file}`, { field: '--run-id', value: opts.runId, hint: 'list runs with `run-backfill status`' });
   const partitions = store.partitions.list(run.runId);
   const reconciliation = store.evidence.list({ runId: run.runId, kind: 'reconciliation' }).at(-1);
-  out.record('status', { run, partitions, reconciliation: reconciliation?.body ?? null }, `${formatRun(run)}\n\n${formatPartitions(partitions)}`);
+  const metrics = runMetrics(store, run.runId);
+  out.record('status', { run, metrics, partitions, reconciliation: reconciliation?.body ?? null }, `${formatRun(run)}\n${formatMetrics(metrics)}\n\n${formatPartitions(partitions)}`);
   return EXIT.ok;
 }

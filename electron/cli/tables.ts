@@ -2,6 +2,7 @@
 import type { DryRunRow, Measures } from '../engine/executor/types.ts';
 import type { PartitionRecord, Run } from '../engine/store/index.ts';
 import type { SanityReport } from '../engine/safety/sanity.ts';
+import type { RunMetrics } from '../engine/executor/metrics.ts';
 
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
@@ -69,4 +70,11 @@ export function formatSanity(report: SanityReport): string {
   const rows = report.results.map((r) => [r.ok ? 'ok' : r.severity === 'fail' ? 'FAIL' : 'warn', r.rule, r.value === null ? '–' : String(r.value), r.threshold, r.message]);
   const head = report.blocked ? 'Source sanity checks: BLOCKED — the source is not healthy; fix it before recomputing from it' : 'Source sanity checks:';
   return `${head}\n${table(['', 'rule', 'value', 'threshold', 'detail'], rows)}`;
+}
+
+export function formatMetrics(m: RunMetrics): string {
+  const age = m.checkpointAgeS === null ? '–' : `${m.checkpointAgeS} s`;
+  const dup = m.duplicateKeys === null ? '– (not reconciled yet)' : String(m.duplicateKeys);
+  const diff = m.validationDiffRatio === null ? '–' : m.validationDiffRatio.toFixed(6);
+  return `  metrics: ${m.rowsPerMinute.toLocaleString('en-US')} rows/min over ${(m.activeMs / 1000).toFixed(1)} s active · checkpoint age ${age} · stops ${m.stopCount} · duplicate keys ${dup} · validation diff ratio ${diff}`;
 }

@@ -11,7 +11,7 @@ import { createTestDatabase } from '../support/pg.ts';
 import { makeWorkspace, orderMartJob, pgConfig, runCli, startCli, type Workspace } from '../support/workspace.ts';
 import { buildOracle, martMd5, martStats } from '../support/oracle.ts';
 
-const TRIALS = Number(process.env.CRASH_TRIALS ?? 20);
+const TRIALS = Number(process.env.CRASH_TRIALS ?? 50);
 const SEED = Number(process.env.CRASH_SEED ?? Date.now() % 100_000);
 const MODES = (process.env.CRASH_MODES ?? 'overwrite-partition,upsert,append-dedupe').split(',');
 

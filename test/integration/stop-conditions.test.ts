@@ -217,5 +217,8 @@ describe('operators', () => {
     expect(r3.code, r3.stderr).toBe(0);
     expect(ledger('int-1')).toEqual({ published: 4 });
     expect(existsSync(ws.db)).toBe(true);
+    // The run's metrics afterwards: two operator stops, a clean reconciliation.
+    const status = await runCli(ws, ['status', '--run-id', 'int-1']);
+    expect(status.stdout).toMatch(/metrics: [\d,]+ rows\/min over [\d.]+ s active · checkpoint age \d+ s · stops 2 · duplicate keys 0 · validation diff ratio 0\.000000/);
   });
 });

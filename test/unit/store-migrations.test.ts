@@ -139,7 +139,7 @@ describe('openStore', () => {
     expect(store.schemaVersion).toBe(LATEST_SCHEMA_VERSION);
     const pragma = (name: string) => store.db.pragma(name, { simple: true });
     expect([pragma('journal_mode'), pragma('foreign_keys'), pragma('busy_timeout'), pragma('synchronous'), pragma('user_version')]).toEqual(
-      ['wal', 1, 5000, 2, LATEST_SCHEMA_VERSION],
+      ['wal', 1, 5000, 1, LATEST_SCHEMA_VERSION],
     );
     store.close();
   });

@@ -9,6 +9,11 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { removeSandbox, startSandbox } from '../../engine/sandbox/index.ts';
+import { SCENARIOS, loadScenario, scenario } from '../../engine/sandbox/scenarios.ts';
+import { loadConfig } from '../../engine/plan/load.ts';
+import { openStore } from '../../engine/store/index.ts';
+import { openPg, type PgClient } from '../../engine/targets/postgres/connect.ts';
+import { InputError } from '../../../shared/errors.ts';
 import { EXIT, type ExitCode } from '../exitCodes.ts';
 import { defaultDbPath } from '../paths.ts';
 import type { CliContext } from '../program.ts';
@@ -67,9 +72,99 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
     .option(...dirOption)
     .action(async (o: { dir: string }) => ctx.act((out) => (out.say(resolve(o.dir)), EXIT.ok), {}));
   sandbox
+    .command('scenarios')
+    .description('list the training scenarios')
+    .action(async () =>
+      ctx.act((out) => {
+        out.record('scenarios', { scenarios: SCENARIOS.map(({ id, slug, title, fixed, unavailable }) => ({ id, slug, title, fixed, unavailable })) }, SCENARIOS.map((sc) => `${sc.id}. ${sc.title}${sc.unavailable ? ` (not available: ${sc.unavailable})` : ''}\n   ${sc.story}`).join('\n'));
+        return EXIT.ok;
+      }, {}),
+    );
+  sandbox
+    .command('load <scenario>')
+    .description('reset the sandbox warehouse and load a scenario (its defect)')
+    .option(...dirOption)
+    .action(async (id: string, o: { dir: string }) =>
+      ctx.act(async (out) => {
+        const client = await sandboxClient(resolve(o.dir));
+        try {
+          const sc = await loadScenario(client, scenarioNumber(id));
+          const store = openStore(join(resolve(o.dir), 'runbook.sqlite'));
+          store.evidence.add({ runId: null, planHash: null, kind: 'scenario-loaded', body: { id: sc.id, slug: sc.slug } });
+          store.close();
+          out.say([`[Sandbox] scenario ${sc.id} loaded: ${sc.title}`, sc.story, '', `Fixed means: ${sc.fixed}`, '', 'Steps:', ...sc.steps.map((st) => `  ${st}`), '', `Check your work: run-backfill sandbox check ${sc.id}`].join('\n'));
+        } finally {
+          await client.end();
+        }
+        return EXIT.ok;
+      }, {}),
+    );
+  sandbox
+    .command('check <scenario>')
+    .description("check a scenario's definition of fixed; exit 1 and what you missed when it does not hold")
+    .option(...dirOption)
+    .action(async (id: string, o: { dir: string }) =>
+      ctx.act(async (out) => {
+        const dir = resolve(o.dir);
+        const client = await sandboxClient(dir);
+        const store = openStore(join(dir, 'runbook.sqlite'));
+        try {
+          const sc = scenario(scenarioNumber(id));
+          const loaded = store.evidence.list({ kind: 'scenario-loaded' }).filter((e) => (e.body as { id?: number }).id === sc.id).at(-1);
+          if (!loaded) throw new InputError(`scenario ${sc.id} was never loaded here: run-backfill sandbox load ${sc.id}`, { field: '<scenario>', value: id });
+          const checks = await sc.check({ client, store, since: loaded.createdAt });
+          const ok = checks.every((c) => c.ok);
+          out.record('scenario-check', { id: sc.id, ok, checks }, [`Scenario ${sc.id}: ${sc.title} — ${ok ? 'FIXED' : 'not fixed yet'}`, ...checks.map((c) => `  ${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}`)].join('\n'));
+          return ok ? EXIT.ok : EXIT.failed;
+        } finally {
+          store.close();
+          await client.end();
+        }
+      }, {}),
+    );
+  sandbox
+    .command('traffic')
+    .description('play production: a migration takes an exclusive lock on the order mart and holds it')
+    .option(...dirOption)
+    .option('--hold <seconds>', 'how long to hold the lock once it has it', '10')
+    .action(async (o: { dir: string; hold: string }) =>
+      ctx.act(async (out) => {
+        const client = await sandboxClient(resolve(o.dir));
+        try {
+          await client.query('BEGIN');
+          const started = Date.now();
+          out.say('[Sandbox] a migration asks for ACCESS EXCLUSIVE on mart.mart_order_daily…');
+          await client.query('LOCK TABLE mart.mart_order_daily IN ACCESS EXCLUSIVE MODE');
+          out.say(`[Sandbox] got the lock after ${Date.now() - started} ms; holding it for ${o.hold} s`);
+          await new Promise((r) => setTimeout(r, Number(o.hold) * 1000));
+          await client.query('ROLLBACK');
+        } finally {
+          await client.end();
+        }
+        return EXIT.ok;
+      }, {}),
+    );
+  sandbox
     .command('serve', { hidden: true })
     .option(...dirOption)
     .action(async (o: { dir: string }) => ctx.act(() => serve(resolve(o.dir)), {}));
+}
+
+function scenarioNumber(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n)) throw new InputError(`scenario ${JSON.stringify(text)} is not a number: see run-backfill sandbox scenarios`, { field: '<scenario>', value: text });
+  scenario(n); // throws with the list when unknown
+  return n;
+}
+
+/** A connection to the sandbox warehouse, from the config the sandbox wrote. */
+async function sandboxClient(dir: string): Promise<PgClient> {
+  const state = running(dir);
+  if (!state) throw new InputError(`the sandbox in ${dir} is not running: start it with run-backfill sandbox up`, { field: '--dir', value: dir });
+  const config = loadConfig(state.configFile);
+  const warehouse = config.connections.warehouse;
+  if (warehouse?.kind !== 'postgres') throw new InputError('the sandbox config has no warehouse connection', { file: state.configFile });
+  return openPg({ url: warehouse.url, statementTimeoutMs: 120_000, lockTimeoutMs: 60_000, connectTimeoutMs: 10_000, applicationName: 'backfill-runbook:sandbox' });
 }
 
 function running(dir: string): SupervisorState | undefined {

@@ -80,6 +80,7 @@ export class Runner {
     const { store, runId, target, actor } = this.options;
     const started = Date.now();
     const run = store.runs.get(runId);
+    this.leaseRenewedAt = Date.now();
     if (!run || (!store.runs.acquireLease(runId, this.owner, LEASE_MS) && !this.takeOverDeadLease(run))) {
       // Refused: release what the caller opened for us, or its connections keep the process alive.
       await target.close();
@@ -95,6 +96,10 @@ export class Runner {
       const queue = this.selectWork();
       const settings = this.settings();
       store.runs.setStatus(runId, 'running', { actor, event: resumed ? 'run.resumed' : 'run.started' });
+      if (run.status === 'running') {
+        // Left 'running' by a crash: no status change to record, but the resume is an event.
+        store.audit.append({ runId, entity: 'run', entityId: runId, event: 'run.resumed', actor, detail: { after: 'an interruption that left the run running (crash or kill)' } });
+      }
       const counts = store.partitions.countByStatus(runId);
       this.emit({ type: 'run-started', runId, total: run.partitionsTotal, toDo: queue.length, published: counts.published, resumed, concurrency: settings.concurrency });
       await this.drive(queue);
@@ -139,9 +144,23 @@ export class Runner {
     }
   }
 
+  private leaseRenewedAt = 0;
+
+  /**
+   * Keeps the run's lease, writing to the ledger only when a third of its time has gone: a
+   * takeover needs the lease to expire first, so a lease renewed that recently is still ours.
+   */
+  private holdLease(): boolean {
+    const now = Date.now();
+    if (now - this.leaseRenewedAt < LEASE_MS / 3) return true;
+    const ok = this.options.store.runs.renewLease(this.options.runId, this.owner, LEASE_MS);
+    if (ok) this.leaseRenewedAt = now;
+    return ok;
+  }
+
   private renewQuietly(): boolean {
     try {
-      return this.options.store.runs.renewLease(this.options.runId, this.owner, LEASE_MS);
+      return this.holdLease();
     } catch (err) {
       if (err instanceof StoreError) return true; // a full disk is handled at the next ledger write
       throw err;
@@ -267,7 +286,7 @@ export class Runner {
   }
 
   private async slotUnguarded(next: PartitionRecord, queue: PartitionRecord[]): Promise<void> {
-    if (!this.options.store.runs.renewLease(this.options.runId, this.owner, LEASE_MS)) {
+    if (!this.holdLease()) {
       queue.unshift(next);
       this.requestStop('the run lease was taken over by another executor', 'condition');
       return;
@@ -303,13 +322,12 @@ export class Runner {
               this.fire(fired);
               throw new StopConditionError(fired.reason);
             }
-            if (!store.runs.renewLease(runId, this.owner, LEASE_MS)) throw new StopConditionError('the run lease was taken over by another executor');
+            if (!this.holdLease()) throw new StopConditionError('the run lease was taken over by another executor');
             store.partitions.transition(runId, partition.key, 'validated', resultPatch(r), actor);
           },
         });
         unwatch();
         store.partitions.transition(runId, partition.key, 'published', resultPatch(result), actor);
-        store.runs.refreshCounters(runId);
         this.consecutiveFailures = 0;
         this.emit({ type: 'partition-published', key: partition.key, rows: result.rowsWritten, ms: Date.now() - started, checksum: result.checksum });
         return;
@@ -367,7 +385,6 @@ export class Runner {
         store.partitions.transition(runId, partition.key, 'published', { rowsWritten: mark.rowsWritten, checksum: mark.checksum }, actor, {
           resolvedBy: 'target marker after a lost acknowledgement',
         });
-        store.runs.refreshCounters(runId);
         this.consecutiveFailures = 0;
         this.emit({ type: 'partition-resolved', key: partition.key, status: 'published', reason: 'COMMIT reached the target before the connection dropped' });
         return 'done';
@@ -379,12 +396,16 @@ export class Runner {
       if (target.isLockWait(err)) {
         // Waiting longer would queue behind (or in front of) production: halt, resumable.
         this.safeTransition(partition.key, 'pending', { error: text });
-        this.requestStop(`lock wait: partition ${partition.key} could not lock ${target.label} within lock_timeout after ${attempt} attempt(s) (${text})`, 'condition');
+        this.fire({
+          condition: 'lock-wait',
+          measured: `${attempt} attempt(s) timed out`,
+          threshold: 'lock within lock_timeout',
+          reason: `lock wait: partition ${partition.key} could not lock ${target.label} within lock_timeout after ${attempt} attempt(s) (${text})`,
+        });
         return 'done';
       }
     }
     this.safeTransition(partition.key, 'failed', { error: text });
-    store.runs.refreshCounters(runId);
     this.emit({ type: 'partition-failed', key: partition.key, error: text });
     this.consecutiveFailures += 1;
     const limit = this.options.maxConsecutiveFailures ?? 3;

@@ -51,6 +51,8 @@ export interface ReconcileRow {
   targetCount: number;
   markedRows: number | null;
   markRunId: string | null;
+  /** duplicate keys in the target partition now (0 where a unique index makes them impossible) */
+  duplicateKeys?: number;
   ok: boolean;
   problems: string[];
 }

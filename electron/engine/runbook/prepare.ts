@@ -14,6 +14,7 @@ import { automationTier } from '../../../shared/tier.ts';
 import { InputError } from '../../../shared/errors.ts';
 import { jobHash, planHash } from '../plan/hash.ts';
 import type { Store } from '../store/index.ts';
+import { idempotencyProven } from '../safety/idempotency.ts';
 import type { PartitionTarget } from '../executor/types.ts';
 import { PostgresPartitionTarget, type PostgresEndpoint } from '../targets/postgres/partitionTarget.ts';
 import { involvesS3, openS3Target } from '../targets/s3/open.ts';
@@ -48,7 +49,7 @@ export function preparePlan(job: Job, plan: Plan, store: Store): PreparedPlan {
     externalPartner: job.classification.external_partner,
     downstream: job.classification.downstream,
     rangeDays: days,
-    idempotencyProven: false, // proofs on record arrive with the operational-safety work
+    idempotencyProven: idempotencyProven(store, job, plan.write_mode),
   });
   const dryRunOnRecord = store.evidence.latest({ planHash: hash, kind: 'dry-run' }) !== undefined;
   const flags = redFlags({ plan, job, partitionCount: partitions.length, dryRunOnRecord, tier });

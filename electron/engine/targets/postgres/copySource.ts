@@ -53,7 +53,13 @@ export async function prepareCopySource(client: PgClient, sourceQuery: string, s
 
 /** Sets the partition's parameters for the COPY that follows, in the current transaction. */
 export async function setCopyParameters(client: PgClient, source: CopySource, values: Record<string, string>): Promise<void> {
-  for (const name of source.names) {
-    await query(client, `SELECT set_config(:setting, :value, true)`, { setting: `backfill_runbook.p_${name}`, value: values[name] ?? '' });
-  }
+  if (source.names.length === 0) return;
+  // One round trip for all of them.
+  const calls = source.names.map((_, i) => `set_config(:setting${i}, :value${i}, true)`).join(', ');
+  const params: Record<string, string> = {};
+  source.names.forEach((name, i) => {
+    params[`setting${i}`] = `backfill_runbook.p_${name}`;
+    params[`value${i}`] = values[name] ?? '';
+  });
+  await query(client, `SELECT ${calls}`, params);
 }

@@ -123,8 +123,7 @@ export class PostgresPartitionTarget implements PartitionTarget {
         lock_key: `backfill_runbook:${this.tableName}:${partition.key}`,
       });
       if (!lock.rows[0]?.locked) throw new PartitionBusyError(`partition ${partition.key} of ${this.tableName} is being written by another run`);
-      if (ctx.writeMode === 'overwrite-partition') await query(client, stmt.deletePartitionSql(this.shape), params);
-      const rowsWritten = this.sameDatabase ? await this.insertPushdown(client, ctx.writeMode, params) : await this.insertByCopy(client, ctx.writeMode, params);
+      const rowsWritten = await this.writeRows(client, ctx.writeMode, params);
       const result = await this.validateInTransaction(client, partition, ctx, params, rowsWritten);
       ctx.onValidated(result);
       await writeMark(client, this.tableName, {
@@ -148,6 +147,35 @@ export class PostgresPartitionTarget implements PartitionTarget {
     }
   }
 
+  /** Step 2 of the protocol: the partition's rows, in the transaction open on `client`. */
+  private async writeRows(client: PgClient, mode: WriteMode, params: Params): Promise<number> {
+    if (mode === 'overwrite-partition') await query(client, stmt.deletePartitionSql(this.shape), params);
+    return this.sameDatabase ? this.insertPushdown(client, mode, params) : this.insertByCopy(client, mode, params);
+  }
+
+  /**
+   * Proof of idempotency on real data: the partition's write twice in one transaction that is
+   * rolled back, with the partition's checksum after each. Equal checksums: a rerun changes
+   * nothing. The target is left exactly as it was.
+   */
+  async proveIdempotent(partition: Partition, mode: WriteMode): Promise<{ first: string; second: string; rows: [number, number] }> {
+    await this.prepare();
+    const params = this.params(partition, 'idempotency-proof');
+    const client = await this.targetPool.acquire();
+    try {
+      await client.query('BEGIN');
+      const checksum = async (): Promise<string> => (await query<{ md5: string }>(client, stmt.checksumSql(this.shape), params)).rows[0]?.md5 ?? '';
+      const firstRows = await this.writeRows(client, mode, params);
+      const first = await checksum();
+      const secondRows = await this.writeRows(client, mode, params);
+      const second = await checksum();
+      return { first: `md5:${first}`, second: `md5:${second}`, rows: [firstRows, secondRows] };
+    } finally {
+      await client.query('ROLLBACK').catch(() => undefined);
+      this.targetPool.release(client);
+    }
+  }
+
   async measure(partition: Partition): Promise<DryRunRow> {
     const params = this.params(partition, 'dry-run');
     const source = await this.readOnly(this.sourcePool, (c) => firstRow(c, stmt.measureSourceSql(this.options.job.source.query, this.numeric), params));
@@ -163,12 +191,15 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const target = await this.readOnly(this.targetPool, (c) => firstRow(c, stmt.measureTargetSql(this.shape, this.numeric), params));
     const mark = (await this.readMarks([partition.key])).get(partition.key);
     const targetCount = Number(target.rows);
+    const duplicateKeys =
+      this.shape.key.length > 0 && !this.keyEnforced ? Number((await this.readOnly(this.targetPool, (c) => firstRow(c, stmt.duplicateKeysSql(this.shape), params))).duplicates) : 0;
     const problems = checks.filter((c) => !c.ok).map(describeCheck);
+    if (duplicateKeys > 0) problems.push(`${duplicateKeys} duplicate key(s) on (${this.shape.key.join(', ')})`);
     if (!mark) problems.push('no marker row: the partition was never published');
     else if (this.options.writeMode === 'overwrite-partition' && mark.rowsWritten !== targetCount) {
       problems.push(`target holds ${targetCount} rows but ${mark.rowsWritten} were published by ${mark.runId}`);
     }
-    return { partition, checks, targetCount, markedRows: mark?.rowsWritten ?? null, markRunId: mark?.runId ?? null, ok: problems.length === 0, problems };
+    return { partition, checks, targetCount, markedRows: mark?.rowsWritten ?? null, markRunId: mark?.runId ?? null, duplicateKeys, ok: problems.length === 0, problems };
   }
 
   isTransient(err: unknown): boolean {
@@ -199,7 +230,10 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const copySource = this.copySource;
     if (!copySource) throw new Error('prepare() must run before writing partitions');
     const staged = mode !== 'overwrite-partition';
-    if (staged) await client.query(stmt.createStagingSql(this.shape));
+    if (staged) {
+      await client.query('DROP TABLE IF EXISTS pg_temp.bf_stage'); // a second write in one transaction (idempotency proof)
+      await client.query(stmt.createStagingSql(this.shape));
+    }
     const into = staged ? 'pg_temp.bf_stage' : this.shape.quoted;
     const source = await this.sourcePool.acquire();
     let sourceBroken = false;
@@ -225,7 +259,7 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const checks = await this.runRules(params, client);
     const duplicateKeys =
       this.shape.key.length > 0 && !this.keyEnforced ? Number((await firstRow(client, stmt.duplicateKeysSql(this.shape), params)).duplicates) : 0;
-    const target = await firstRow(client, stmt.measureTargetSql(this.shape, this.numeric), params);
+    const { __checksum: md5, ...target } = await this.measureWithChecksum(client, params);
     const targetCount = Number(target.rows);
     const problems = checks.filter((c) => !c.ok).map(describeCheck);
     if (duplicateKeys > 0) problems.push(`${duplicateKeys} duplicate key(s) on (${this.shape.key.join(', ')}) in partition ${partition.key}`);
@@ -233,8 +267,7 @@ export class PostgresPartitionTarget implements PartitionTarget {
       problems.push(`wrote ${rowsWritten} rows but the partition holds ${targetCount}: rows outside the source's partition filter?`);
     }
     if (problems.length > 0) throw new PartitionValidationError(`partition ${partition.key} did not validate, rolled back: ${problems.join('; ')}`, checks);
-    const sum = await query<{ n: string; md5: string }>(client, stmt.checksumSql(this.shape), params);
-    const checksum = `md5:${sum.rows[0]?.md5 ?? ''}`;
+    const checksum = `${this.checksumKind === 'record' ? 'h64' : 'md5'}:${String(md5 ?? '')}`;
     const first = checks[0];
     return {
       rowsWritten,
@@ -246,6 +279,26 @@ export class PostgresPartitionTarget implements PartitionTarget {
       checks,
       duplicateKeys,
     };
+  }
+
+  private checksumKind: stmt.ChecksumKind = 'record';
+
+  /** Counts, sums and checksum of the partition in one scan; falls back to the text checksum once. */
+  private async measureWithChecksum(client: PgClient, params: Params): Promise<Measures> {
+    if (this.checksumKind === 'text') return firstRow(client, stmt.measureAndChecksumSql(this.shape, this.numeric, 'text'), params);
+    await client.query('SAVEPOINT bf_checksum');
+    try {
+      const row = await firstRow(client, stmt.measureAndChecksumSql(this.shape, this.numeric, 'record'), params);
+      await client.query('RELEASE SAVEPOINT bf_checksum');
+      return row;
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code !== '42883' && code !== '0A000') throw err;
+      // A column type without an extended hash function: hash the rows' text instead.
+      await client.query('ROLLBACK TO SAVEPOINT bf_checksum');
+      this.checksumKind = 'text';
+      return firstRow(client, stmt.measureAndChecksumSql(this.shape, this.numeric, 'text'), params);
+    }
   }
 
   /** Each validation rule: source side read-only on the source, target side on `inTx` (or read-only). */

@@ -82,11 +82,30 @@ export function duplicateKeysSql(shape: TargetShape): string {
 }
 
 /**
- * A content checksum of the target partition that does not depend on physical row order:
- * md5 of the rows' text forms, sorted. Two partitions with the same rows give the same value.
+ * A content checksum of the target partition that does not depend on physical row order and
+ * needs no sort: the sum of a 64-bit slice of each row's md5, with the row count, hashed once
+ * more. Two partitions with the same rows give the same value. (Sorting the rows' text forms
+ * cost more than the write itself on large partitions.)
  */
+const ROW_HASH_SUM = `coalesce(sum(('x' || substr(md5(t::text), 1, 16))::bit(64)::bigint), 0)`;
+const CHECKSUM = `md5(count(*)::text || ':' || ${ROW_HASH_SUM}::text)`;
+
 export function checksumSql(shape: TargetShape): string {
-  return `SELECT count(*)::bigint AS n, coalesce(md5(string_agg(t::text, E'\\n' ORDER BY t::text)), md5('')) AS md5 FROM ${shape.quoted} AS t WHERE ${partitionFilter(shape, 't')}`;
+  return `SELECT count(*)::bigint AS n, ${CHECKSUM} AS md5 FROM ${shape.quoted} AS t WHERE ${partitionFilter(shape, 't')}`;
+}
+
+/**
+ * The same idea without turning rows into text: PostgreSQL's own 64-bit record hash
+ * (hash_record_extended, PostgreSQL 14+), about five times cheaper. Types without an extended
+ * hash function (json, point…) make it fail with 42883; the caller then falls back to text.
+ */
+const RECORD_CHECKSUM = `md5(count(*)::text || ':' || coalesce(sum(hash_record_extended(t, 0)), 0)::text)`;
+
+export type ChecksumKind = 'record' | 'text';
+
+/** measureTargetSql and a checksum in one scan of the partition (inside the write transaction). */
+export function measureAndChecksumSql(shape: TargetShape, numericColumns: readonly string[], kind: ChecksumKind): string {
+  return `SELECT ${measureList(numericColumns, 't.')}, ${kind === 'record' ? RECORD_CHECKSUM : CHECKSUM} AS "__checksum" FROM ${shape.quoted} AS t WHERE ${partitionFilter(shape, 't')}`;
 }
 
 /** Staging table for the COPY path of upsert / append-dedupe; gone at commit or rollback. */

@@ -4,18 +4,8 @@
  */
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import {
-  AbortMultipartUploadCommand,
-  CopyObjectCommand,
-  DeleteObjectsCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { s3Sdk, storageSdk } from './sdk.ts';
 import { mapLimit } from './concurrency.ts';
 import { describeS3Error, isNotFound, s3ErrorCode } from './errors.ts';
 import { s3Url } from './paths.ts';
@@ -63,14 +53,14 @@ export class S3Bucket {
 
   /** Throws with the reason when the bucket cannot be reached or read. */
   async check(): Promise<void> {
-    await this.client.send(new HeadBucketCommand({ Bucket: this.name }));
+    await this.client.send(new (s3Sdk().HeadBucketCommand)({ Bucket: this.name }));
   }
 
   /** Every object under `prefix`, page by page (ListObjectsV2 returns at most 1,000 a page). */
   async *list(prefix: string): AsyncGenerator<ListedObject> {
     let token: string | undefined;
     do {
-      const page = await this.client.send(new ListObjectsV2Command({ Bucket: this.name, Prefix: prefix, ContinuationToken: token }));
+      const page = await this.client.send(new (s3Sdk().ListObjectsV2Command)({ Bucket: this.name, Prefix: prefix, ContinuationToken: token }));
       for (const o of page.Contents ?? []) {
         if (o.Key !== undefined) yield { key: o.Key, size: o.Size ?? 0, etag: o.ETag ?? '' };
       }
@@ -86,7 +76,7 @@ export class S3Bucket {
 
   async head(key: string): Promise<{ size: number; etag: string } | null> {
     try {
-      const r = await this.client.send(new HeadObjectCommand({ Bucket: this.name, Key: key }));
+      const r = await this.client.send(new (s3Sdk().HeadObjectCommand)({ Bucket: this.name, Key: key }));
       return { size: r.ContentLength ?? 0, etag: r.ETag ?? '' };
     } catch (err) {
       if (isNotFound(err)) return null;
@@ -95,7 +85,7 @@ export class S3Bucket {
   }
 
   async getStream(key: string, signal?: AbortSignal): Promise<Readable> {
-    const r = await this.client.send(new GetObjectCommand({ Bucket: this.name, Key: key }), { abortSignal: signal });
+    const r = await this.client.send(new (s3Sdk().GetObjectCommand)({ Bucket: this.name, Key: key }), { abortSignal: signal });
     if (r.Body === undefined) throw new Error(`${this.url(key)}: GetObject returned no body`);
     return r.Body as Readable;
   }
@@ -103,7 +93,7 @@ export class S3Bucket {
   /** A small object's text, or null when it does not exist. */
   async getText(key: string): Promise<string | null> {
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.name, Key: key }));
+      const r = await this.client.send(new (s3Sdk().GetObjectCommand)({ Bucket: this.name, Key: key }));
       return (await r.Body?.transformToString('utf8')) ?? '';
     } catch (err) {
       if (isNotFound(err)) return null;
@@ -112,7 +102,7 @@ export class S3Bucket {
   }
 
   async put(key: string, body: string | Buffer, contentType = 'application/json'): Promise<void> {
-    await this.client.send(new PutObjectCommand({ Bucket: this.name, Key: key, Body: body, ContentType: contentType }));
+    await this.client.send(new (s3Sdk().PutObjectCommand)({ Bucket: this.name, Key: key, Body: body, ContentType: contentType }));
   }
 
   /**
@@ -125,7 +115,7 @@ export class S3Bucket {
     const partSize = Math.max(PART_SIZE, Math.ceil(size / 9000));
     this.uploadListeners.set(key, onUploadId);
     try {
-      const upload = new Upload({
+      const upload = new (storageSdk().Upload)({
         client: this.client,
         params: { Bucket: this.name, Key: key, Body: createReadStream(file, { highWaterMark: 1024 * 1024 }), ContentType: contentType, ContentLength: size },
         partSize,
@@ -146,7 +136,7 @@ export class S3Bucket {
   }
 
   async copy(fromKey: string, toKey: string): Promise<void> {
-    await this.client.send(new CopyObjectCommand({ Bucket: this.name, Key: toKey, CopySource: `${this.name}/${encodeCopySource(fromKey)}` }));
+    await this.client.send(new (s3Sdk().CopyObjectCommand)({ Bucket: this.name, Key: toKey, CopySource: `${this.name}/${encodeCopySource(fromKey)}` }));
   }
 
   async copyMany(pairs: readonly { from: string; to: string }[]): Promise<void> {
@@ -158,7 +148,7 @@ export class S3Bucket {
     const batches: string[][] = [];
     for (let i = 0; i < keys.length; i += DELETE_BATCH) batches.push(keys.slice(i, i + DELETE_BATCH));
     await mapLimit(batches, Math.min(4, this.concurrency), async (batch) => {
-      const r = await this.client.send(new DeleteObjectsCommand({ Bucket: this.name, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
+      const r = await this.client.send(new (s3Sdk().DeleteObjectsCommand)({ Bucket: this.name, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
       const failed = (r.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
       if (failed.length > 0) {
         const first = failed[0];
@@ -170,7 +160,7 @@ export class S3Bucket {
   /** Aborts a multipart upload; one that is already gone (completed or aborted) is fine. */
   async abortUpload(key: string, uploadId: string): Promise<'aborted' | 'gone' | 'unsupported'> {
     try {
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket: this.name, Key: key, UploadId: uploadId }));
+      await this.client.send(new (s3Sdk().AbortMultipartUploadCommand)({ Bucket: this.name, Key: key, UploadId: uploadId }));
       return 'aborted';
     } catch (err) {
       const code = s3ErrorCode(err);

@@ -8,9 +8,10 @@
  * part of a multipart upload. What it cannot repeat (a response body cut mid-stream) fails the
  * partition attempt, which the executor retries with its own backoff.
  */
-import { S3Client } from '@aws-sdk/client-s3';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { InputError } from '../../../../shared/errors.ts';
 import type { S3Connection } from '../../../../shared/schemas.ts';
+import { s3Sdk } from './sdk.ts';
 
 export interface S3Endpoint {
   name: string;
@@ -51,7 +52,7 @@ export function createS3Client(endpoint: S3Endpoint, concurrency: number): S3Cli
   // can do nothing about it and it would bury run-backfill's own messages on stderr.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const { connection } = endpoint;
-  return new S3Client({
+  return new (s3Sdk().S3Client)({
     region: connection.region,
     ...(connection.endpoint !== undefined ? { endpoint: connection.endpoint } : {}),
     forcePathStyle: connection.force_path_style,

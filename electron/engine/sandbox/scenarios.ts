@@ -1,0 +1,246 @@
+/**
+ * Training scenarios: each loads the sandbox warehouse with a defect to repair, says what
+ * "fixed" means, and checks it at the end — target reconciles, evidence complete, nothing
+ * duplicated — telling the trainee what they missed.
+ */
+import type { Store } from '../store/index.ts';
+import type { PgClient } from '../targets/postgres/connect.ts';
+import { query } from '../targets/postgres/connect.ts';
+import { seedWarehouse } from './seed.ts';
+
+export interface ScenarioCheck {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface Scenario {
+  id: number;
+  slug: string;
+  title: string;
+  story: string;
+  job: string;
+  range: { from: string; to: string };
+  /** what the trainee does, as commands */
+  steps: string[];
+  /** what "fixed" means, in one sentence */
+  fixed: string;
+  /** scenarios whose engine parts are not in this build say so instead of pretending */
+  unavailable?: string;
+  inject(client: PgClient): Promise<void>;
+  /** `since`: when the scenario was loaded; runs and evidence from before do not count */
+  check(ctx: { client: PgClient; store: Store; since: string }): Promise<ScenarioCheck[]>;
+}
+
+const REFUNDS = { job: 'refund-reason-daily', table: 'mart.refund_daily', column: 'refund_date' } as const;
+const ORDERS = { job: 'order-daily-mart', table: 'mart.mart_order_daily', column: 'order_date' } as const;
+
+const SOURCE_OF: Record<string, string> = {
+  [REFUNDS.table]: `select cast(r.refunded_at as date) as d, m.reason as k, count(*)::bigint as n, sum(r.refund_amount)::numeric(14,2) as v
+                      from refunds r join refund_reasons m using (reason_code) group by 1, 2`,
+  [ORDERS.table]: `select cast(paid_at as date) as d, customer_id::text as k, count(*)::bigint as n, sum(paid_amount)::numeric(14,2) as v from orders group by 1, 2`,
+};
+const TARGET_OF: Record<string, string> = {
+  [REFUNDS.table]: `select refund_date as d, reason as k, refunds as n, refund_amount as v from mart.refund_daily`,
+  [ORDERS.table]: `select order_date as d, customer_id::text as k, orders as n, paid_amount as v from mart.mart_order_daily`,
+};
+
+/** Target rows equal a fresh recomputation from the source over the range. */
+async function reconciles(client: PgClient, table: string, range: { from: string; to: string }): Promise<ScenarioCheck> {
+  const digest = (sql: string): string => `select count(*)::text as n, coalesce(md5(string_agg(t::text, ',' order by t::text)), '') as h from (${sql}) t where d >= :from and d < :to`;
+  const [src, tgt] = [
+    await query<{ n: string; h: string }>(client, digest(SOURCE_OF[table] ?? ''), range),
+    await query<{ n: string; h: string }>(client, digest(TARGET_OF[table] ?? ''), range),
+  ];
+  const ok = src.rows[0]?.h === tgt.rows[0]?.h;
+  return { name: 'target reconciles with the source', ok, detail: ok ? `${tgt.rows[0]?.n} rows of ${table} match a recomputation from the source` : `${table} differs from the source over ${range.from} → ${range.to} (${tgt.rows[0]?.n} rows vs ${src.rows[0]?.n} expected)` };
+}
+
+async function noDuplicates(client: PgClient, table: string, key: string): Promise<ScenarioCheck> {
+  const r = await query<{ n: string }>(client, `select count(*)::text as n from (select 1 from ${table} group by ${key} having count(*) > 1) d`, {});
+  const n = Number(r.rows[0]?.n ?? 0);
+  return { name: 'nothing duplicated', ok: n === 0, detail: n === 0 ? 'no duplicate keys in the target' : `${n} duplicate key(s) in ${table}` };
+}
+
+/** The runs of a job whose range covers the scenario's range. */
+function coveringRuns(store: Store, job: string, range: { from: string; to: string }, since: string) {
+  return store.runs.list({ job, limit: 1000 }).filter((r) => r.createdAt >= since && (r.rangeFrom ?? '') <= range.from && (r.rangeTo ?? '') >= range.to);
+}
+
+function succeededRun(store: Store, job: string, range: { from: string; to: string }, since: string): ScenarioCheck & { planHash?: string; runId?: string } {
+  const run = coveringRuns(store, job, range, since).find((r) => r.status === 'succeeded');
+  return run
+    ? { name: 'a backfill succeeded over the whole range', ok: true, detail: `run ${run.runId} published ${run.partitionsPublished} partitions and reconciled`, planHash: run.planHash, runId: run.runId }
+    : { name: 'a backfill succeeded over the whole range', ok: false, detail: `no succeeded ${job} run covers ${range.from} → ${range.to}` };
+}
+
+function evidenceOf(store: Store, planHash: string | undefined, runId: string | undefined, kinds: { kind: string; label: string; byRun?: boolean }[]): ScenarioCheck[] {
+  return kinds.map(({ kind, label, byRun }) => {
+    const found = byRun ? store.evidence.list({ runId, kind }).length > 0 : planHash !== undefined && store.evidence.list({ planHash, kind }).length > 0;
+    return { name: `evidence: ${label}`, ok: found, detail: found ? `${label} on record` : `no ${label} on record for this run's plan — the checklist skipped a step` };
+  });
+}
+
+function signedOff(store: Store, planHash: string | undefined): ScenarioCheck {
+  const ok = planHash !== undefined && store.audit.list({}).some((e) => e.event === 'signoff.imported' && (e.detail as { planHash?: string }).planHash === planHash);
+  return { name: 'evidence: lead sign-off', ok, detail: ok ? "a lead signed this run's plan before execution" : "no lead sign-off on record for this run's plan" };
+}
+
+/** Stopped part way (halted, paused, or killed) and resumed by the same run. */
+function resumedAfterStop(store: Store, runId: string | undefined, condition?: string): ScenarioCheck {
+  const events = runId ? store.audit.list({ runId }) : [];
+  const fired = condition ? events.some((e) => e.event === 'run.stop-condition' && (e.detail as { condition?: string }).condition === condition) : true;
+  const resumed = events.some((e) => e.event === 'run.resumed');
+  const ok = resumed && fired;
+  const what = condition ? `halted by the ${condition} condition` : 'stopped part way';
+  return { name: `the run was ${what} and resumed`, ok, detail: ok ? `the run ${what}, then resumed to completion` : `the run was never ${what} and resumed — practise the stop and the resume` };
+}
+
+export const SCENARIOS: readonly Scenario[] = [
+  {
+    id: 1,
+    slug: 'refund-reasons',
+    title: 'Refund reasons mapped wrong for two months',
+    story: 'From May to June the billing mart counted every "damaged" refund as "other": a mapping bug, now fixed upstream. Finance needs the two months recomputed — billing data, so the whole manual checklist applies.',
+    job: REFUNDS.job,
+    range: { from: '2026-05-01', to: '2026-07-01' },
+    steps: [
+      'run-backfill check refund-reason-daily --from 2026-05-01 --to 2026-07-01',
+      'run-backfill snapshot …   (back up the partitions about to be overwritten)',
+      'run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --sleep-ms 200 --max-row-diff-ratio 0.5 --dry-run',
+      'run-backfill signoff request --run-id <id> → the lead signs → run-backfill signoff import sig.json',
+      'run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --sleep-ms 200 --max-row-diff-ratio 0.5',
+      'run-backfill export --run-id <id> --format html',
+    ],
+    fixed: 'Every refund day from 2026-05-01 to 2026-06-30 equals a recomputation from the source, nothing is duplicated, and the run carries its sanity check, dry run, lead sign-off and reconciliation.',
+    async inject(client) {
+      await client.query(`delete from mart.refund_daily where refund_date >= '2026-05-01' and refund_date < '2026-07-01'`);
+      await client.query(`insert into mart.refund_daily
+        select cast(r.refunded_at as date), case when r.reason_code = 'DMG' then 'other' else m.reason end, count(*), sum(r.refund_amount)
+          from refunds r join refund_reasons m using (reason_code)
+         where r.refunded_at >= '2026-05-01' and r.refunded_at < '2026-07-01' group by 1, 2`);
+    },
+    async check({ client, store, since }) {
+      const run = succeededRun(store, REFUNDS.job, this.range, since);
+      return [
+        await reconciles(client, REFUNDS.table, this.range),
+        await noDuplicates(client, REFUNDS.table, 'refund_date, reason'),
+        run,
+        ...evidenceOf(store, run.planHash, run.runId, [
+          { kind: 'sanity-check', label: 'source sanity check' },
+          { kind: 'dry-run', label: 'dry run (impact scope)' },
+          { kind: 'reconciliation', label: 'row-count comparison', byRun: true },
+        ]),
+        signedOff(store, run.planHash),
+      ];
+    },
+  },
+  {
+    id: 2,
+    slug: 'schema-change-72h',
+    title: 'An upstream schema change mis-aggregated 72 hours',
+    story: 'On 2026-07-20 an upstream change started sending amounts in cents; it was reverted three days later and found five days after that. The order mart holds amounts a hundred times too large for 72 hours.',
+    job: ORDERS.job,
+    range: { from: '2026-07-20', to: '2026-07-23' },
+    steps: ['run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23 --dry-run', '… sign-off …', 'run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23'],
+    fixed: 'The three days equal a recomputation from the source; the days around them were not touched.',
+    async inject(client) {
+      await client.query(`update mart.mart_order_daily set paid_amount = paid_amount * 100 where order_date >= '2026-07-20' and order_date < '2026-07-23'`);
+    },
+    async check({ client, store, since }) {
+      return [
+        await reconciles(client, ORDERS.table, this.range),
+        await reconciles(client, ORDERS.table, { from: '2026-07-15', to: '2026-07-28' }),
+        await noDuplicates(client, ORDERS.table, 'order_date, customer_id'),
+        succeededRun(store, ORDERS.job, this.range, since),
+      ];
+    },
+  },
+  {
+    id: 3,
+    slug: 's3-missing-hours',
+    title: 'Hours of raw events missing from S3',
+    story: 'Two hours of raw event exports never arrived. Recovered files must go to the backfill prefix, never the automated one, and be processed into the refined layer without the daily ETL touching them.',
+    job: 'raw-events-refined',
+    range: { from: '2026-01-20T18', to: '2026-01-20T20' },
+    steps: [],
+    fixed: 'The refined partitions hold each recovered event exactly once and the automated prefix holds no backfill object.',
+    unavailable: 'the sandbox has no S3 server in this build; the S3 executor itself is covered by the S3 integration tests',
+    inject: () => Promise.resolve(),
+    check() {
+      return Promise.resolve([{ name: 'scenario available', ok: false, detail: this.unavailable ?? '' }]);
+    },
+  },
+  {
+    id: 4,
+    slug: 'contaminated-source',
+    title: 'The source is still contaminated',
+    story: 'Refund reasons for 2026-06-10 arrive empty: the upstream reload is not finished. Recomputing now would write the same wrong numbers again. The sanity gate must stop you.',
+    job: REFUNDS.job,
+    range: { from: '2026-06-01', to: '2026-06-15' },
+    steps: ['run-backfill check refund-reason-daily --from 2026-06-01 --to 2026-06-15', '(read why it fails; do NOT force the run)'],
+    fixed: 'The sanity gate refused the run (a failing check on record) and the mart was not rewritten from the contaminated source.',
+    async inject(client) {
+      await client.query(`alter table refunds alter column reason_code drop not null`);
+      await client.query(`update refunds set reason_code = null where refunded_at >= '2026-06-10' and refunded_at < '2026-06-11'`);
+    },
+    check({ store, since }) {
+      const blocked = store.evidence.list({ kind: 'sanity-check' }).some((e) => e.createdAt >= since && (e.body as { blocked?: boolean }).blocked === true);
+      const written = coveringRuns(store, REFUNDS.job, this.range, since).some((r) => r.partitionsPublished > 0);
+      return Promise.resolve([
+        { name: 'the sanity gate stopped the run', ok: blocked, detail: blocked ? 'a failing source sanity check is on record' : 'no failing sanity check on record: run `run-backfill check` first' },
+        { name: 'nothing was recomputed from the contaminated source', ok: !written, detail: written ? 'a run published partitions over the contaminated range' : 'no partition was written' },
+      ]);
+    },
+  },
+  {
+    id: 5,
+    slug: 'crash-half-way',
+    title: 'The run crashes half way',
+    story: 'A month of the order mart needs recomputing. Half way through, the laptop dies (kill the process, or Ctrl-C twice). Resume without losing or doubling a partition.',
+    job: ORDERS.job,
+    range: { from: '2026-06-01', to: '2026-07-01' },
+    steps: ['run-backfill order-daily-mart --from 2026-06-01 --to 2026-07-01 --sleep-ms 500 …', '(kill it part way)', 'run-backfill --resume --run-id <id>'],
+    fixed: 'The month equals a recomputation from the source, nothing is duplicated, and the same run was stopped and resumed.',
+    async inject(client) {
+      await client.query(`update mart.mart_order_daily set orders = orders + 1 where order_date >= '2026-06-01' and order_date < '2026-07-01'`);
+    },
+    async check({ client, store, since }) {
+      const run = succeededRun(store, ORDERS.job, this.range, since);
+      return [await reconciles(client, ORDERS.table, this.range), await noDuplicates(client, ORDERS.table, 'order_date, customer_id'), run, resumedAfterStop(store, run.runId)];
+    },
+  },
+  {
+    id: 6,
+    slug: 'production-load',
+    title: 'Production load: lock waits appear mid-run',
+    story: 'A migration wants an exclusive lock on the mart while you backfill it (`run-backfill sandbox traffic` plays it). With --max-lock-wait-ms set, the run must halt instead of blocking production, then finish later.',
+    job: ORDERS.job,
+    range: { from: '2026-07-01', to: '2026-07-11' },
+    steps: ['run-backfill order-daily-mart --from 2026-07-01 --to 2026-07-11 --max-lock-wait-ms 500 --sleep-ms 1000 …', 'run-backfill sandbox traffic --seconds 10   (in another terminal)', 'run-backfill --resume --run-id <id>'],
+    fixed: 'The run halted on the lock-wait condition instead of blocking the migration, then resumed, and the range reconciles.',
+    async inject(client) {
+      await client.query(`update mart.mart_order_daily set paid_amount = 0 where order_date >= '2026-07-01' and order_date < '2026-07-11'`);
+    },
+    async check({ client, store, since }) {
+      const run = succeededRun(store, ORDERS.job, this.range, since);
+      return [await reconciles(client, ORDERS.table, this.range), run, resumedAfterStop(store, run.runId, 'lock-wait')];
+    },
+  },
+];
+
+export function scenario(id: number): Scenario {
+  const found = SCENARIOS.find((s) => s.id === id);
+  if (!found) throw new Error(`no scenario ${id}: choose one of ${SCENARIOS.map((s) => s.id).join(', ')}`);
+  return found;
+}
+
+/** Puts the warehouse back to its generated state, then injects the scenario's defect. */
+export async function loadScenario(client: PgClient, id: number): Promise<Scenario> {
+  const s = scenario(id);
+  if (s.unavailable) throw new Error(`scenario ${id} is not available in this build: ${s.unavailable}`);
+  await client.query('DROP SCHEMA IF EXISTS mart CASCADE; DROP SCHEMA IF EXISTS backfill_runbook CASCADE; DROP SCHEMA IF EXISTS backfill_runbook_snapshots CASCADE; DROP VIEW IF EXISTS refund_timeline; DROP TABLE IF EXISTS refunds, refund_reasons, orders CASCADE');
+  await seedWarehouse(client);
+  await s.inject(client);
+  return s;
+}

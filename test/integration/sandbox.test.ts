@@ -1,0 +1,166 @@
+/**
+ * The sandbox from nothing: `sandbox up` on an empty folder, every available training
+ * scenario loaded and driven to its end through the command line, each checked against its
+ * own definition of fixed, then `sandbox down` leaves no process behind.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { postgresDataDir } from '../../electron/engine/sandbox/index.ts';
+import { signOff } from '../support/signoff.ts';
+import { runCli, startCli, type Workspace } from '../support/workspace.ts';
+
+const dir = join(mkdtempSync(join(tmpdir(), 'bfr-sandbox-')), 'sandbox');
+const ws: Workspace = {
+  dir,
+  db: join(dir, 'runbook.sqlite'),
+  env: { BACKFILL_RUNBOOK_WORKSPACE: dir },
+  writeJob: () => undefined,
+  writeConfig: () => undefined,
+  writeFile: () => '',
+};
+const sandbox = (...args: string[]): string[] => ['sandbox', ...args, '--dir', dir];
+
+function postgresProcesses(): string[] {
+  const dataDir = postgresDataDir(dir);
+  try {
+    return execFileSync('pgrep', ['-af', 'postgres'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.includes(dataDir));
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+let coldStartMs = 0;
+
+beforeAll(async () => {
+  const started = Date.now();
+  const up = await runCli({ ...ws, dir: tmpdir() }, sandbox('up'));
+  coldStartMs = Date.now() - started;
+  expect(up.code, up.stdout + up.stderr).toBe(0);
+  expect(up.stdout).toContain('[Sandbox] started');
+  console.info(`sandbox cold start: ${coldStartMs} ms (sandbox up from an empty folder to a seeded, reachable warehouse)`);
+}, 120_000);
+
+afterAll(async () => {
+  await runCli({ ...ws, dir: tmpdir() }, sandbox('down'));
+});
+
+async function load(id: number): Promise<void> {
+  const r = await runCli(ws, sandbox('load', String(id)));
+  expect(r.code, r.stdout + r.stderr).toBe(0);
+  const before = await runCli(ws, sandbox('check', String(id)));
+  if (id !== 4) {
+    // Freshly loaded, nothing is fixed: the check says what is missing.
+    expect(before.code).toBe(1);
+    expect(before.stdout).toContain('not fixed yet');
+    expect(before.stdout).toMatch(/✗ target reconciles with the source: .* differs from the source/);
+  }
+}
+
+async function expectFixed(id: number): Promise<void> {
+  const r = await runCli(ws, sandbox('check', String(id)));
+  expect(r.stdout, r.stderr).toContain('FIXED');
+  expect(r.stdout).not.toContain('✗');
+  expect(r.code).toBe(0);
+}
+
+async function ok(args: string[]): Promise<string> {
+  const r = await runCli(ws, args);
+  expect(r.code, `${args.join(' ')}\n${r.stdout}\n${r.stderr}`).toBe(0);
+  return r.stdout;
+}
+
+describe('training scenarios, driven to their end', () => {
+  it('lists all six, saying which one this build cannot run', async () => {
+    const r = await runCli(ws, ['sandbox', 'scenarios']);
+    expect(r.stdout).toContain('1. Refund reasons mapped wrong for two months');
+    expect(r.stdout).toContain('6. Production load: lock waits appear mid-run');
+    expect(r.stdout).toMatch(/3\. Hours of raw events missing from S3 \(not available: /);
+  });
+
+  it('1. refund reasons: the whole manual checklist with a lead sign-off', async () => {
+    await load(1);
+    const flags = ['refund-reason-daily', '--from', '2026-05-01', '--to', '2026-07-01', '--run-id', 'train-1', '--sleep-ms', '0', '--max-row-diff-ratio', '0.5'];
+    expect(await ok(['check', 'refund-reason-daily', '--from', '2026-05-01', '--to', '2026-07-01'])).toContain('Source sanity checks:');
+    expect(await ok([...flags, '--dry-run'])).toContain('Automation tier: manual (billing data');
+    await signOff(ws, 'train-1', 'sandbox-lead');
+    const run = await ok(flags);
+    expect(run).toContain('Run train-1 succeeded: 61 published');
+    await expectFixed(1);
+  });
+
+  it('2. 72 hours mis-aggregated', async () => {
+    await load(2);
+    const flags = ['order-daily-mart', '--from', '2026-07-20', '--to', '2026-07-23', '--run-id', 'train-2'];
+    await ok([...flags, '--dry-run']);
+    await signOff(ws, 'train-2', 'sandbox-lead');
+    await ok(flags);
+    await expectFixed(2);
+  });
+
+  it('4. a contaminated source: the gate stops the trainee', async () => {
+    await load(4);
+    const check = await runCli(ws, ['check', 'refund-reason-daily', '--from', '2026-06-01', '--to', '2026-06-15']);
+    expect(check.code).toBe(4);
+    expect(check.stdout).toMatch(/FAIL\s+null_rate\(refunds\.reason_code\)/);
+    await expectFixed(4);
+  });
+
+  it('5. the run crashes half way and resumes without duplicates', async () => {
+    await load(5);
+    const flags = ['order-daily-mart', '--from', '2026-06-01', '--to', '2026-07-01', '--run-id', 'train-5', '--sleep-ms', '150'];
+    await ok([...flags, '--dry-run']);
+    await signOff(ws, 'train-5', 'sandbox-lead');
+    const first = startCli(ws, flags);
+    await new Promise<void>((resolve) => {
+      let seen = '';
+      first.child.stdout?.on('data', (d: Buffer) => {
+        seen += d.toString();
+        if (seen.includes('2026-06-10: published')) resolve();
+      });
+    });
+    first.child.kill('SIGKILL');
+    await first.done;
+    await ok(['--resume', '--run-id', 'train-5']);
+    await expectFixed(5);
+  });
+
+  it('6. production load: the run halts on lock waits instead of blocking a migration, then finishes', async () => {
+    await load(6);
+    const flags = ['order-daily-mart', '--from', '2026-07-01', '--to', '2026-07-11', '--run-id', 'train-6', '--sleep-ms', '400', '--max-lock-wait-ms', '300'];
+    await ok([...flags, '--dry-run']);
+    await signOff(ws, 'train-6', 'sandbox-lead');
+    const run = startCli(ws, flags);
+    await new Promise<void>((resolve) => {
+      let seen = '';
+      run.child.stdout?.on('data', (d: Buffer) => {
+        seen += d.toString();
+        if (seen.includes('2026-07-02: published')) resolve();
+      });
+    });
+    // A migration takes the mart's exclusive lock and holds it: the backfill's next partition
+    // cannot get its lock within lock_timeout, retries, and halts rather than queue.
+    const traffic = startCli(ws, sandbox('traffic', '--hold', '8'));
+    const halted = await run.done;
+    expect(halted.code, halted.stdout + halted.stderr).toBe(3);
+    expect(halted.stdout).toMatch(/lock wait: partition 2026-07-\d\d could not lock/);
+    expect((await traffic.done).stdout).toContain('[Sandbox] got the lock');
+    await ok(['--resume', '--run-id', 'train-6']);
+    await expectFixed(6);
+  });
+});
+
+describe('sandbox down', () => {
+  it('stops every server it started', async () => {
+    expect(postgresProcesses().length).toBeGreaterThan(0);
+    const down = await runCli({ ...ws, dir: tmpdir() }, sandbox('down'));
+    expect(down.code).toBe(0);
+    expect(down.stdout).toMatch(/Sandbox stopped in [\d.]+ s/);
+    expect(postgresProcesses()).toEqual([]);
+    console.info(`sandbox down: ${down.stdout.trim()}`);
+  });
+});
