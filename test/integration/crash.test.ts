@@ -93,7 +93,7 @@ describe(`SIGKILL at random moments, then resume (${TRIALS} trials per mode, see
       }
       console.info(`crash trials ${mode}: ${JSON.stringify(outcomes)} (seed ${SEED}, uninterrupted run ${windowMs} ms after its plan)`);
       expect(outcomes.killedMidRun).toBeGreaterThan(0);
-    });
+    }, TRIALS * 10_000);
   }
 });
 

@@ -26,7 +26,7 @@ export interface IdempotencyProof {
 export async function proveIdempotency(o: { config: Config; job: Job; writeMode: WriteMode; partition: string; store: Store; env?: NodeJS.ProcessEnv }): Promise<{ proof: IdempotencyProof; evidenceId: number }> {
   const [partition] = partitionRange({ from: o.partition, to: nextKey(o.partition, o.job) }, o.job.unit, o.job.timezone, { from: '--partition', to: '--partition' });
   if (!partition) throw new InputError(`--partition ${o.partition} names no partition`, { field: '--partition', value: o.partition });
-  const target = openTarget(o.config, o.job, o.writeMode, o.env);
+  const target = openTarget(o.config, o.job, o.writeMode, o.env, o.store);
   if (!(target instanceof PostgresPartitionTarget)) {
     await target.close();
     throw new InputError('an idempotency proof needs a Postgres target (S3 partitions are proven by identical manifests on rerun)', { field: 'target.connection' });
