@@ -87,6 +87,13 @@ async function directStatements(server: PgServerInfo): Promise<number> {
   return ms;
 }
 
+async function vacuum(server: PgServerInfo): Promise<void> {
+  const c = await client(server, 'bench');
+  await c.query('VACUUM ANALYZE mart.events');
+  await c.query('CHECKPOINT');
+  await c.end();
+}
+
 async function truncateTarget(server: PgServerInfo): Promise<void> {
   const c = await client(server, 'bench');
   await c.query('TRUNCATE mart.events');
@@ -137,7 +144,11 @@ async function main(): Promise<void> {
     const executor: number[] = [];
     const reconcile: number[] = [];
     for (let r = 0; r < ROUNDS; r++) {
+      // Each pass leaves a million dead rows: vacuum before each measurement so neither side
+      // pays for the other's garbage (or meets autovacuum half way).
+      await vacuum(a.info);
       direct.push(await directStatements(a.info));
+      await vacuum(a.info);
       const outcome = await runExecutor({ job: jobA, from: FROM, to: TO, source: db, target: db });
       if (outcome.status !== 'succeeded') throw new Error(`executor run ${outcome.status}: ${outcome.reason}`);
       executor.push(outcome.writeMs);

@@ -1,0 +1,142 @@
+/**
+ * The engine-side API the app's handlers call: one function per contract call (shared/
+ * contract.ts), over the open workspace. Electron main and the test harness both build it
+ * here, so the UI drives the same engine whichever host it runs in.
+ */
+import { hostname, userInfo } from 'node:os';
+import type { Handlers } from '../../../shared/contract.ts';
+import type { AppInfo, ProgressEvent } from '../../../shared/contractTypes.ts';
+import { GateError } from '../../../shared/errors.ts';
+import { loadJob } from '../plan/load.ts';
+import { openStore, type Store } from '../store/index.ts';
+import { createIdentity, importSignature, listIdentities, signHere, signoffRequestFile, signoffStatus } from './appSignoffs.ts';
+import { closeStep, compareStep, latestComparison, noteFile } from './closing.ts';
+import { createConnections, type ConnectionsService } from './connections.ts';
+import { createExecutions } from './execution.ts';
+import { evidenceById, listRuns, runDetail } from './history.ts';
+import { createPlan, jobSummary, listJobs } from './planning.ts';
+import { contextOf, type EngineScope } from './scope.ts';
+import type { SecretBox } from './secrets.ts';
+import { dryRunStep, recordedSteps, runbookView, sanityStep, snapshotStep } from './steps.ts';
+import { folderWorkspace, type Workspace } from './workspace.ts';
+
+export interface ServiceOptions {
+  workspace: Workspace;
+  secrets: SecretBox;
+  version: string;
+  browserMode: boolean;
+  emit: (event: ProgressEvent) => void;
+  /** starts the Sandbox when the user switches back to it */
+  openSandbox: () => Promise<Workspace>;
+  /** the app's own ledger, for folder workspaces whose config names none */
+  defaultDb: string;
+  actor?: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface RunbookService extends Handlers {
+  /** Hides every password this process knows in a message (errors leaving main pass through it). */
+  redact: (text: string) => string;
+  /** Stops executors at their partition boundary, closes the store and the workspace. */
+  close: () => Promise<void>;
+}
+
+export function defaultActor(): string {
+  try {
+    return `${userInfo().username}@${hostname()}`;
+  } catch {
+    return `unknown@${hostname()}`;
+  }
+}
+
+interface Open {
+  workspace: Workspace;
+  store: Store;
+  connections: ConnectionsService;
+}
+
+export function createRunbookService(opts: ServiceOptions): RunbookService {
+  const actor = opts.actor ?? defaultActor();
+  const env = opts.env ?? process.env;
+  const open = (workspace: Workspace): Open => {
+    const store = openStore(workspace.info.dbFile);
+    return { workspace, store, connections: createConnections({ workspace, store, secrets: opts.secrets, actor, env }) };
+  };
+  let current = open(opts.workspace);
+  const executions = createExecutions(() => scope());
+  const scope = (): EngineScope => ({ ...current, actor, emit: opts.emit, isLive: (runId) => executions.isLive(runId) });
+
+  async function switchTo(next: () => Promise<Workspace> | Workspace) {
+    if (current.store.runs.list({ status: 'running' }).some((r) => executions.isLive(r.runId))) {
+      throw new GateError('a run is executing in this workspace', ['pause or stop it before switching workspaces']);
+    }
+    const workspace = await next();
+    const previous = current;
+    current = open(workspace);
+    previous.store.close();
+    await previous.workspace.stop();
+    return current.workspace.info;
+  }
+
+  const info = (): AppInfo => ({ version: opts.version, workspace: current.workspace.info, operator: actor, secretStorage: opts.secrets.backend, browserMode: opts.browserMode });
+
+  return {
+    app: { info },
+    workspace: {
+      open: ({ dir }) => switchTo(() => folderWorkspace(dir, opts.defaultDb)),
+      sandbox: () => switchTo(opts.openSandbox),
+    },
+    connections: {
+      list: () => current.connections.list(),
+      save: (args) => current.connections.save(args),
+      remove: ({ name }) => current.connections.remove(name),
+      test: ({ name }) => current.connections.test(name),
+    },
+    jobs: {
+      list: () => listJobs(current.workspace.info.jobsDir, current.connections.effective().config),
+      get: ({ name }) => {
+        const { job } = loadJob(current.workspace.info.jobsDir, name, current.connections.effective().config);
+        return { summary: jobSummary(job), job };
+      },
+    },
+    plans: {
+      create: ({ plan }) => createPlan(current.store, current.workspace.info.jobsDir, current.connections.effective().config, plan, actor),
+    },
+    runbook: {
+      get: ({ runId }) => runbookView(scope(), runId),
+      recorded: ({ runId }) => ({ ...recordedSteps(scope(), runId), comparison: latestComparison(scope(), runId) }),
+      sanity: ({ runId }) => sanityStep(scope(), runId),
+      snapshot: ({ runId }) => snapshotStep(scope(), runId),
+      dryRun: ({ runId }) => dryRunStep(scope(), runId),
+      signoffStatus: ({ runId }) => signoffStatus(scope(), contextOf(scope(), runId)),
+      signoffRequest: ({ runId }) => signoffRequestFile(scope(), runId),
+      signHere: (args) => signHere(scope(), args),
+      importSignature: (args) => importSignature(scope(), args),
+    },
+    identities: {
+      list: () => listIdentities(scope()),
+      create: (args) => createIdentity(scope(), args),
+    },
+    run: {
+      start: ({ runId }) => executions.start(runId),
+      pause: ({ runId }) => executions.pause(runId),
+      stop: ({ runId }) => executions.stop(runId),
+      compare: ({ runId }) => compareStep(scope(), runId),
+      close: ({ runId, comment }) => closeStep(scope(), runId, comment),
+      note: ({ runId, format }) => noteFile(scope(), runId, format),
+    },
+    history: {
+      list: (q) => listRuns(current.store, q),
+      get: ({ runId }) => runDetail(current.store, runId),
+    },
+    evidence: {
+      get: ({ id }) => evidenceById(current.store, id),
+    },
+    redact: (text) => current.connections.redact(text),
+    async close() {
+      await executions.stopAll(30_000);
+      current.store.close();
+      await current.workspace.stop();
+    },
+  };
+}

@@ -1,0 +1,304 @@
+/**
+ * What the engine hands the renderer through the contract (shared/contract.ts): plain JSON,
+ * no secrets, no engine classes. Row shapes of the store stay in the engine; these are views.
+ */
+import type { RedFlag } from './redFlags.ts';
+import type { Job, Unit } from './schemas.ts';
+import type { StepView } from './runbookSteps.ts';
+import type { Tier } from './tier.ts';
+
+export type RunStatusName = 'planned' | 'running' | 'paused' | 'halted' | 'failed' | 'succeeded';
+export type PartitionStatusName = 'pending' | 'running' | 'validated' | 'published' | 'failed' | 'skipped';
+export type SecretStorage = 'os' | 'plain-text' | 'unavailable';
+
+export interface WorkspaceInfo {
+  /** 'Sandbox' for the training workspace, else the folder's name */
+  label: string;
+  kind: 'sandbox' | 'folder';
+  dir: string;
+  dbFile: string;
+  jobsDir: string;
+  configFile: string | null;
+}
+
+export interface AppInfo {
+  version: string;
+  workspace: WorkspaceInfo;
+  /** who acts here: recorded in the audit log and compared with signers (four eyes) */
+  operator: string;
+  secretStorage: SecretStorage;
+  /** served by the loopback harness in a browser, not by Electron */
+  browserMode: boolean;
+}
+
+export interface ConnectionSummary {
+  name: string;
+  kind: 'postgres' | 's3';
+  /** URL without any password, or s3://bucket */
+  location: string;
+  /** where it is defined: the workspace's backfill.config.yaml, or the app (SQLite) */
+  source: 'config' | 'app';
+  password: 'saved' | 'session' | 'environment' | 'none';
+}
+
+export interface ConnectionTest {
+  ok: boolean;
+  message: string;
+}
+
+export interface JobSummary {
+  name: string;
+  description: string | null;
+  unit: Unit;
+  timezone: string;
+  writeMode: Job['write_mode'];
+  /** `mart.mart_order_daily on warehouse` or `s3://…` */
+  target: string;
+  billing: boolean;
+  externalPartner: boolean;
+  downstream: string[];
+  validationRules: number;
+  qualityRules: number;
+}
+
+export interface JobList {
+  jobs: JobSummary[];
+  /** job files that could not be read, each message naming the file and field */
+  problems: string[];
+}
+
+export interface JobDetail {
+  summary: JobSummary;
+  /** the parsed job: the plan form computes partitions, tier and red flags from it as you type */
+  job: Job;
+}
+
+export interface PlanCreated {
+  runId: string;
+  planHash: string;
+}
+
+export interface RunSummary {
+  runId: string;
+  jobName: string;
+  planHash: string;
+  status: RunStatusName;
+  tier: string | null;
+  rangeFrom: string | null;
+  rangeTo: string | null;
+  unit: string | null;
+  partitionsTotal: number;
+  partitionsPublished: number;
+  partitionsFailed: number;
+  rowsWritten: number;
+  requestedBy: string | null;
+  executedBy: string | null;
+  haltReason: string | null;
+  createdAt: string;
+  startedAt: string | null;
+  finishedAt: string | null;
+}
+
+export interface PartitionCell {
+  key: string;
+  status: PartitionStatusName;
+  rows: number | null;
+  attempt: number;
+  error: string | null;
+  sourceCount: number | null;
+  targetCount: number | null;
+}
+
+export interface RunbookView {
+  run: RunSummary;
+  plan: Record<string, unknown>;
+  job: JobSummary;
+  summary: string;
+  tier: Tier;
+  tierReasons: string[];
+  flags: RedFlag[];
+  steps: StepView[];
+  /** an executor of this app is driving the run right now */
+  live: boolean;
+  partitions: PartitionCell[];
+}
+
+export interface SanityRow {
+  rule: string;
+  kind: string;
+  severity: 'warn' | 'fail';
+  value: number | null;
+  threshold: string;
+  ok: boolean;
+  message: string;
+}
+
+export interface SanityView {
+  evidenceId: number;
+  blocked: boolean;
+  results: SanityRow[];
+  createdAt: string;
+}
+
+export interface SnapshotView {
+  evidenceId: number;
+  location: string;
+  target: 's3' | 'postgres';
+  partitions: { key: string; items: number; bytes: number | null; checksum: string | null }[];
+  createdAt: string;
+}
+
+export type Measures = Record<string, string | number | null>;
+
+export interface DryRunView {
+  evidenceId: number;
+  summary: string;
+  downstream: string[];
+  target: string;
+  rows: { key: string; source: Measures; target: Measures; change: Measures }[];
+  createdAt: string;
+}
+
+/** Results of steps 1–3 already on record, so they can be opened again. */
+export interface RecordedSteps {
+  sanity: SanityView | null;
+  snapshot: SnapshotView | null;
+  dryRun: DryRunView | null;
+  comparison: ComparisonView | null;
+}
+
+export interface SignoffView {
+  required: boolean;
+  /** the sign-off that counts, if any */
+  valid: { id: number; signer: string; signedAt: string; comment: string } | null;
+  /** why each recorded sign-off does not count (four eyes, changed plan…) */
+  problems: string[];
+  planHash: string;
+}
+
+export interface IdentityView {
+  name: string;
+  role: 'operator' | 'lead';
+  fingerprint: string;
+  /** this machine holds the (passphrase-protected) private key */
+  keyHere: boolean;
+}
+
+export interface ExportedFile {
+  fileName: string;
+  mimeType: string;
+  text: string;
+}
+
+export interface ComparisonCheck {
+  rule: string;
+  source: Measures;
+  target: Measures;
+  diffRatio: number | null;
+  tolerance: number;
+  ok: boolean;
+}
+
+export interface ComparisonRow {
+  key: string;
+  /** the source's row count as the job's first validation rule measures it (`rows`) */
+  sourceRows: number | null;
+  /** the same measure on the target */
+  targetRows: number | null;
+  /** rows the target partition holds now */
+  partitionRows: number | null;
+  /** rows the target's marker says were published */
+  markedRows: number | null;
+  checks: ComparisonCheck[];
+  /** targetRows − sourceRows; null when a side is unknown */
+  difference: number | null;
+  ok: boolean;
+  problems: string[];
+}
+
+export interface ComparisonView {
+  evidenceId: number;
+  reconciliationEvidenceId: number | null;
+  ok: boolean;
+  rows: ComparisonRow[];
+  createdAt: string;
+}
+
+export interface CloseView {
+  evidenceId: number;
+  summary: [string, string][];
+  note: ExportedFile;
+}
+
+export interface HistoryPage {
+  runs: RunSummary[];
+  total: number;
+}
+
+export interface EvidenceHead {
+  id: number;
+  kind: string;
+  createdAt: string;
+  bodySha256: string;
+}
+
+export interface TimelineEntry {
+  seq: number;
+  at: string;
+  event: string;
+  entity: string;
+  entityId: string;
+  actor: string;
+  fromStatus: string | null;
+  toStatus: string | null;
+  detail: string;
+}
+
+export interface RunDetail {
+  run: RunSummary;
+  partitions: PartitionCell[];
+  evidence: EvidenceHead[];
+  timeline: TimelineEntry[];
+}
+
+export interface EvidenceView extends EvidenceHead {
+  runId: string | null;
+  planHash: string | null;
+  body: unknown;
+}
+
+// ---- events: main → renderer ----
+
+/** The executor's events as the renderer sees them (electron/engine/executor/events.ts). */
+export type ExecutorEventView =
+  | { type: 'run-started'; runId: string; total: number; toDo: number; published: number; resumed: boolean; concurrency: number }
+  | { type: 'partition-resolved'; key: string; status: 'published' | 'pending'; reason: string }
+  | { type: 'partition-started'; key: string; attempt: number }
+  | { type: 'partition-published'; key: string; rows: number; ms: number; checksum: string }
+  | { type: 'partition-retry'; key: string; attempt: number; delayMs: number; error: string }
+  | { type: 'partition-failed'; key: string; error: string }
+  | { type: 'stopping'; reason: string; kind: 'operator' | 'condition' }
+  | { type: 'retuned'; concurrency: number; sleepMs: number }
+  | { type: 'reconciled'; ok: number; problems: number }
+  | { type: 'run-finished'; runId: string; status: 'succeeded' | 'failed' | 'paused' | 'halted'; published: number; failed: number; pending: number; rows: number; ms: number; reason: string | null }
+  | { type: 'engine-error'; message: string }
+  /** no executor of this app drives the run any more (finished, paused, stopped or failed) */
+  | { type: 'detached' };
+
+export interface LiveStats {
+  total: number;
+  published: number;
+  failed: number;
+  pending: number;
+  running: string[];
+  rows: number;
+  rowsPerMinute: number | null;
+  etaSeconds: number | null;
+  /** when the ledger last recorded a published partition */
+  lastCheckpointAt: string | null;
+  stop: { reason: string; kind: 'operator' | 'condition' } | null;
+}
+
+export type ProgressEvent =
+  | { kind: 'executor'; runId: string; at: string; event: ExecutorEventView; stats: LiveStats }
+  | { kind: 'step'; runId: string; at: string; step: 'sanity' | 'snapshot' | 'dry-run'; done: number; total: number; key: string | null };

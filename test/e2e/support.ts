@@ -1,0 +1,99 @@
+/**
+ * What the end-to-end tests need around the harness: a Chromium (Debian's, driven by
+ * playwright-core — never a downloaded one), the engine as a process of its own (so a test can
+ * kill it mid-run and start it again), pages wired to it, and screenshots CI keeps.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+export const ROOT = resolve(import.meta.dirname, '../..');
+export const RENDERER = join(ROOT, '.vite/renderer/main_window');
+export const SHOTS = join(ROOT, 'test-results/e2e');
+
+const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
+
+/** Where Chromium is, or why the e2e tests cannot run here. Under CI a missing browser is an error. */
+export function chromiumOrSkip(): { path: string | null; reason: string | null } {
+  // An explicit CHROMIUM_PATH is the only place looked at: a wrong one is not silently replaced.
+  const looked = process.env.CHROMIUM_PATH ? [process.env.CHROMIUM_PATH] : CANDIDATES;
+  const path = looked.find((p) => existsSync(p)) ?? null;
+  if (path) return { path, reason: null };
+  const reason = `no Chromium found (looked at ${looked.join(', ')}); install it with \`apt-get install chromium\` or set CHROMIUM_PATH`;
+  if (process.env.CI) throw new Error(`[e2e] CI=true and ${reason}: the end-to-end tests must run in CI`);
+  console.warn(`\n[e2e] SKIPPED — the end-to-end tests did not run: ${reason}.\n`);
+  return { path: null, reason };
+}
+
+export function launch(executablePath: string): Promise<Browser> {
+  return chromium.launch({
+    executablePath,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+export interface Engine {
+  origin: string;
+  token: string;
+  child: ChildProcess;
+  /** SIGKILL: the engine dies mid-whatever, as in a crash or a power cut */
+  kill: () => Promise<void>;
+  /** SIGTERM: executors stop at their partition boundary */
+  stop: () => Promise<void>;
+}
+
+let engines = 0;
+
+/** Starts the harness (test/e2e/harness/main.ts) as its own process on a folder workspace. */
+export async function startEngine(opts: { workspace: string; db: string; env: NodeJS.ProcessEnv }): Promise<Engine> {
+  mkdirSync(SHOTS, { recursive: true });
+  const log = createWriteStream(join(SHOTS, `engine-${++engines}.log`));
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/e2e/harness/main.ts'), '--workspace', opts.workspace, '--db', opts.db, '--renderer', RENDERER], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stderr?.pipe(log);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const ready = await new Promise<{ origin: string; token: string }>((resolveReady, reject) => {
+    const timer = setTimeout(() => reject(new Error('the engine did not start within 60 s; see test-results/e2e/engine-*.log')), 60_000);
+    child.once('exit', (code) => reject(new Error(`the engine exited with ${code} before it was ready; see test-results/e2e/engine-*.log`)));
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', (line) => {
+      clearTimeout(timer);
+      resolveReady(JSON.parse(line) as { origin: string; token: string });
+    });
+  });
+  return {
+    ...ready,
+    child,
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    stop: async () => {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
+
+/** A page on the engine's app: its token cookie and `window.runbook` init script, as browser mode would give. */
+export async function openApp(browser: Browser, engine: Engine): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
+  await context.addCookies([{ name: 'runbook_token', value: engine.token, url: engine.origin }]);
+  const bridge = await fetch(`${engine.origin}/__runbook/bridge.js`, { headers: { cookie: `runbook_token=${engine.token}` } });
+  await context.addInitScript({ content: await bridge.text() });
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().includes('favicon')) errors.push(m.text());
+  });
+  return { context, page, errors };
+}
+
+export async function shot(page: Page, name: string): Promise<void> {
+  await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}

@@ -1,0 +1,118 @@
+/**
+ * The test harness (and browser mode) is a local server that can run backfills: loopback
+ * only, its own Host only, a per-run token for everything, calls from its own Origin only,
+ * the app:// traversal guard for files, and the contract's handlers behind it.
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CALL_NAMES, splitCallName } from '../../shared/contract.ts';
+import { CONTENT_SECURITY_POLICY } from '../../shared/csp.ts';
+import type { RunbookService } from '../../electron/engine/runbook/service.ts';
+import { startHarness, type Harness } from '../e2e/harness/server.ts';
+
+let dir: string;
+let harness: Harness;
+const reached: string[] = [];
+
+function fakeService(): RunbookService {
+  const service: Record<string, unknown> = { redact: (t: string) => t, close: () => Promise.resolve() };
+  for (const name of CALL_NAMES) {
+    const [domain, verb] = splitCallName(name);
+    ((service[domain] ??= {}) as Record<string, unknown>)[verb] = (args: unknown) => {
+      reached.push(name);
+      return { echo: args };
+    };
+  }
+  return service as unknown as RunbookService;
+}
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+
+function send(path: string, opts: { method?: string; headers?: Record<string, string>; body?: string; cookie?: boolean } = {}): Promise<Reply> {
+  const url = new URL(harness.origin);
+  const headers: Record<string, string> = { host: url.host, ...(opts.cookie === false ? {} : { cookie: `runbook_token=${harness.token}` }), ...opts.headers };
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: Number(url.port), path, method: opts.method ?? 'GET', headers }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (d: string) => (body += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+    });
+    req.on('error', reject);
+    req.end(opts.body);
+  });
+}
+
+const callHeaders = () => ({ origin: harness.origin, 'content-type': 'application/json' });
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'bfr-harness-'));
+  mkdirSync(join(dir, 'assets'));
+  writeFileSync(join(dir, 'index.html'), '<!doctype html><html><head><script type="module" src="./assets/a.js"></script></head><body></body></html>');
+  writeFileSync(join(dir, 'assets', 'a.js'), 'console.log(1)');
+  writeFileSync(join(tmpdir(), 'bfr-harness-secret.txt'), 'secret');
+  harness = await startHarness({ createService: fakeService, rendererDir: dir, injectBridgeTag: true });
+}, 60_000);
+
+afterAll(async () => {
+  await harness.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the harness server', () => {
+  it('listens on loopback only, with a long random token', () => {
+    expect(harness.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(harness.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+  });
+
+  it('opens a session only with the right token, as an HttpOnly SameSite=Strict cookie', async () => {
+    expect((await send(`/__runbook/enter?token=${harness.token.slice(1)}x`, { cookie: false })).status).toBe(403);
+    const ok = await send(`/__runbook/enter?token=${harness.token}`, { cookie: false });
+    expect(ok.status).toBe(302);
+    expect(ok.headers['set-cookie']).toEqual([`runbook_token=${harness.token}; HttpOnly; SameSite=Strict; Path=/`]);
+  });
+
+  it.each<[string, string, () => Parameters<typeof send>[1], number]>([
+    ['no token', '/', () => ({ cookie: false }), 403],
+    ['a wrong token', '/', () => ({ cookie: false, headers: { cookie: 'runbook_token=guess' } }), 403],
+    ['another Host (DNS rebinding)', '/', () => ({ headers: { host: 'evil.example:80' } }), 421],
+    ['localhost instead of 127.0.0.1', '/', () => ({ headers: { host: 'localhost' } }), 421],
+    ['a call from another Origin', '/__runbook/call/app:info', () => ({ method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/json' }, body: '{}' }), 403],
+    ['a call with no Origin', '/__runbook/call/app:info', () => ({ method: 'POST', body: '{}' }), 403],
+    ['a channel not in the contract', '/__runbook/call/shell:exec', () => ({ method: 'POST', headers: callHeaders(), body: '{}' }), 404],
+    ['a GET call', '/__runbook/call/app:info', () => ({}), 405],
+    ['an escape from the renderer folder', '/..%2f..%2f..%2fbfr-harness-secret.txt', () => ({}), 404],
+    ['a double-encoded escape', '/%252e%252e%252fbfr-harness-secret.txt', () => ({}), 404],
+  ])('refuses %s', async (_what, path, opts, status) => {
+    const reply = await send(path, opts());
+    expect(reply.status).toBe(status);
+    expect(reply.body).not.toContain('secret');
+  });
+
+  it('serves the renderer with the CSP, and the bridge script before the app in browser mode', async () => {
+    const page = await send('/');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
+    expect(page.headers['x-content-type-options']).toBe('nosniff');
+    expect(page.body).toContain('<script src="/__runbook/bridge.js"></script>\n    <script type="module" src="./assets/a.js">');
+    const bridge = await send('/__runbook/bridge.js');
+    expect(bridge.body).toContain('runbook');
+    expect(bridge.body).not.toContain(harness.token);
+  });
+
+  it("answers a call with the handlers' Result, like ipcRenderer.invoke", async () => {
+    const reply = await send('/__runbook/call/runbook:get', { method: 'POST', headers: callHeaders(), body: JSON.stringify({ runId: 'bf-1' }) });
+    expect(JSON.parse(reply.body)).toEqual({ ok: true, value: { echo: { runId: 'bf-1' } } });
+    const bad = await send('/__runbook/call/runbook:get', { method: 'POST', headers: callHeaders(), body: '{"runId": ' });
+    expect(JSON.parse(bad.body)).toMatchObject({ ok: false, error: { code: 'input' } });
+    const huge = await send('/__runbook/call/runbook:get', { method: 'POST', headers: callHeaders(), body: JSON.stringify({ runId: 'x'.repeat(5_000_000) }) });
+    expect(JSON.parse(huge.body)).toMatchObject({ ok: false, error: { code: 'input' } });
+    expect(reached).toEqual(['runbook:get']);
+  });
+});
