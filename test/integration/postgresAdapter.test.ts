@@ -250,10 +250,8 @@ describe('timeouts and their classification', () => {
       await holder.query('begin');
       await holder.query('lock table orders in access exclusive mode');
       const ours = await open({ lockTimeoutMs: 200 });
-      const started = Date.now();
       const err = await failure(query(ours, 'select count(*) from orders'));
-      expect(Date.now() - started).toBeLessThan(3_000);
-      expect((err as { code?: string }).code).toBe('55P03');
+      expect((err as { code?: string }).code).toBe('55P03'); // lock_timeout, not statement_timeout
       expect(classifyPgError(err)).toBe('transient');
       expect(isLockTimeout(err)).toBe(true);
       expect(describePgError(err)).toBe('SQLSTATE 55P03: canceling statement due to lock timeout');
@@ -304,13 +302,16 @@ describe('the dataset', () => {
     }
   });
 
-  it('loads 120 days × 200 orders in under a second', async () => {
+  it('loads 120 days × 200 orders', async () => {
     const big = await createTestDatabase(pgA, 'dataset_big');
     try {
       const started = Date.now();
       const summary = await seedOrders(big.client, { from: '2026-04-01', days: 120, ordersPerDay: 200, seed: 42 });
-      expect(Date.now() - started).toBeLessThan(1_000);
+      // A figure, not a target: speed targets live in `npm run bench`.
+      console.info(`dataset: 24,000 orders loaded in ${Date.now() - started} ms`);
       expect(summary).toMatchObject({ orders: 24_000, from: '2026-04-01', to: '2026-07-30' });
+      const counted = await big.client.query<{ n: string }>('select count(*)::text as n from orders');
+      expect(counted.rows[0]?.n).toBe('24000');
     } finally {
       await big.drop();
     }
