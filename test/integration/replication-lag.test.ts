@@ -32,7 +32,9 @@ beforeAll(async () => {
   const replicaDir = join(base, 'replica');
   execFileSync('rm', ['-rf', base]);
   // persistent: the data folder must survive the stop below, to be copied.
-  primary = await startEmbeddedPostgres({ name: 'primary', dir: primaryDir, password, persistent: true, fast: true, extraFlags: ['-c', 'wal_level=replica'] });
+  // Not `fast`: with synchronous_commit off, WAL reaches the replica only when the WAL writer
+  // flushes (every 200 ms), and lag would show partitions late.
+  primary = await startEmbeddedPostgres({ name: 'primary', dir: primaryDir, password, persistent: true, extraFlags: ['-c', 'wal_level=replica'] });
   const c = await connect(primary);
   await c.query('create database warehouse');
   await c.end();
@@ -46,7 +48,7 @@ beforeAll(async () => {
   const replicaPort = await freePort();
   writeFileSync(join(replicaDir, 'standby.signal'), '');
   appendFileSync(join(replicaDir, 'postgresql.auto.conf'), `\nprimary_conninfo = 'host=127.0.0.1 port=${primary.info.port} user=postgres password=${password}'\nhot_standby = on\n`);
-  primary = await startEmbeddedPostgres({ name: 'primary', dir: primaryDir, password, port: primary.info.port, persistent: true, fast: true });
+  primary = await startEmbeddedPostgres({ name: 'primary', dir: primaryDir, password, port: primary.info.port, persistent: true });
   replica = await startEmbeddedPostgres({ name: 'replica', dir: replicaDir, password, port: replicaPort, persistent: true, fast: true });
   ws = makeWorkspace('replica', { PG_PASSWORD: password });
   ws.writeConfig(`connections:

@@ -49,7 +49,9 @@ interface Started {
 }
 
 function configure(name: string, port: number, password: string): Started {
-  const dir = join(tmpdir(), `backfill-runbook-test-${process.pid}-${name}`);
+  // **Hazard**: the integration and e2e projects each run this setup in the same process;
+  // a folder named by pid alone was shared, and the second setup wiped the first's data.
+  const dir = join(tmpdir(), `backfill-runbook-test-${process.pid}-${randomBytes(4).toString('hex')}-${name}`);
   const server = new EmbeddedPostgres({
     databaseDir: dir,
     port,
