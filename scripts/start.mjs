@@ -45,8 +45,12 @@ console.log(
     '',
   ].join('\n'),
 );
-const built = await run(process.execPath, ['scripts/build-app.mjs', 'renderer']);
-if (built !== 0) process.exit(built);
+// BACKFILL_RUNBOOK_PREBUILT=1: the renderer is already built (npm test builds it first); a
+// rebuild would empty .vite/renderer under the e2e tests that run beside.
+if (!process.env.BACKFILL_RUNBOOK_PREBUILT) {
+  const built = await run(process.execPath, ['scripts/build-app.mjs', 'renderer']);
+  if (built !== 0) process.exit(built);
+}
 const args = ['--import', 'tsx', 'test/e2e/harness/main.ts', '--browser'];
 if (process.env.BACKFILL_RUNBOOK_WORKSPACE) args.push('--workspace', process.env.BACKFILL_RUNBOOK_WORKSPACE);
 process.exit(await run(process.execPath, args));

@@ -1,0 +1,61 @@
+/**
+ * `npm start` with nothing configured: the app opens on a fresh Sandbox (browser mode here,
+ * where Electron's binary is missing), answers on its address, and when it quits it leaves no
+ * PostgreSQL process behind.
+ */
+import { describe, expect, it } from 'vitest';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { postgresDataDir } from '../../electron/engine/sandbox/index.ts';
+
+const root = resolve(import.meta.dirname, '../..');
+
+function postgresUnder(dataDir: string): string[] {
+  try {
+    return execFileSync('pgrep', ['-af', 'postgres'], { encoding: 'utf8' })
+      .split('\n')
+      .filter((line) => line.includes(dataDir));
+  } catch {
+    return []; // pgrep exits 1 when nothing matches
+  }
+}
+
+describe('npm start', () => {
+  it('opens on a fresh sandbox and leaves no process behind when it quits', async () => {
+    const home = mkdtempSync(join(tmpdir(), 'bfr-start-'));
+    const dataDir = postgresDataDir(join(home, 'sandbox'));
+    const started = Date.now();
+    const child = spawn(process.execPath, ['scripts/start.mjs', '--browser'], {
+      cwd: root,
+      env: { PATH: process.env.PATH, HOME: home, BACKFILL_RUNBOOK_DB: join(home, 'runbook.sqlite'), BACKFILL_RUNBOOK_PREBUILT: '1' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    const url = await new Promise<string>((resolveUrl, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        output += d.toString();
+        const found = /http:\/\/127\.0\.0\.1:\d+\/__runbook\/enter\?token=[\w-]+/.exec(output);
+        if (found) resolveUrl(found[0]);
+      });
+      child.on('exit', () => reject(new Error(`npm start exited before printing its address:\n${output}`)));
+    });
+    const readyMs = Date.now() - started;
+    expect(output).toContain('Sandbox workspace');
+    expect(postgresUnder(dataDir).length).toBeGreaterThan(0);
+    const page = await fetch(url, { redirect: 'manual' });
+    expect([200, 302, 303]).toContain(page.status);
+    // Without the token the app refuses.
+    const denied = await fetch(url.replace(/token=[\w-]+/, 'token=wrong'), { redirect: 'manual' });
+    expect(denied.status).toBeGreaterThanOrEqual(400);
+
+    const quitting = Date.now();
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    const quitMs = Date.now() - quitting;
+    expect(postgresUnder(dataDir)).toEqual([]);
+    console.info(`npm start: sandbox app ready in ${readyMs} ms (renderer prebuilt); quit in ${quitMs} ms with no PostgreSQL left`);
+  }, 180_000);
+});
