@@ -10,7 +10,7 @@ import type { PartitionTarget } from '../engine/executor/types.ts';
 import { loadConfig, loadJob, loadPlan } from '../engine/plan/load.ts';
 import { dryRun } from '../engine/runbook/dryRun.ts';
 import { checkExecutionGates } from '../engine/runbook/gates.ts';
-import { openTarget, preparePlan, type PreparedPlan } from '../engine/runbook/prepare.ts';
+import { openTarget, preparePlan, recordRun, type PreparedPlan } from '../engine/runbook/prepare.ts';
 import type { Store } from '../engine/store/index.ts';
 import { EXIT, type ExitCode } from './exitCodes.ts';
 import { checkFlagsAgainstPlan, planFromFlags, type RunFlags } from './planFromFlags.ts';
@@ -86,26 +86,7 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
   // wrong table leaves no half-made run behind.
   const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode, process.env, store);
   await prepareOrClose(target);
-  store.jobs.upsert({ name: job.name, jobHash: prepared.jobHash, definition: job, sourceFile: null });
-  store.plans.save({ planHash: prepared.planHash, requestId: plan.request_id, jobName: job.name, plan, actor: actor(opts.operator) });
-  store.runs.create({
-    runId: plan.request_id,
-    jobName: job.name,
-    planHash: prepared.planHash,
-    jobHash: prepared.jobHash,
-    kind: 'execute',
-    rangeFrom: plan.range.from,
-    rangeTo: plan.range.to,
-    unit: job.unit,
-    timezone: job.timezone,
-    writeMode: plan.write_mode,
-    tier: prepared.tier,
-    requestedBy: plan.requested_by ?? null,
-    executedBy: actor(opts.operator),
-    settings: { sleepMs: plan.throttle.sleep_ms, concurrency: plan.throttle.concurrency },
-    partitions: prepared.partitions,
-    actor: actor(opts.operator),
-  });
+  recordRun(store, prepared, actor(opts.operator));
   return execute(store, { config, job, plan }, target, opts.reprocess ?? 'missing', out, opts.operator);
 }
 

@@ -9,7 +9,7 @@ import { jobSchema, planSchema, type Config, type Job, type Plan } from '../../.
 import { jobHash } from '../plan/hash.ts';
 import { findJobs, loadJob } from '../plan/load.ts';
 import type { Run, Store } from '../store/index.ts';
-import { preparePlan, type PreparedPlan } from './prepare.ts';
+import { preparePlan, recordRun, type PreparedPlan } from './prepare.ts';
 import { ServiceError } from './secrets.ts';
 
 export function jobSummary(job: Job): JobSummary {
@@ -54,28 +54,7 @@ export function createPlan(store: Store, jobsDir: string, config: Config, plan: 
       'a signed plan never changes: pick a new request id, or open the existing run from History',
     );
   }
-  store.transaction(() => {
-    store.jobs.upsert({ name: job.name, jobHash: prepared.jobHash, definition: job, sourceFile: null, actor });
-    store.plans.save({ planHash: prepared.planHash, requestId: plan.request_id, jobName: job.name, plan, actor });
-    store.runs.create({
-      runId: plan.request_id,
-      jobName: job.name,
-      planHash: prepared.planHash,
-      jobHash: prepared.jobHash,
-      kind: 'execute',
-      rangeFrom: plan.range.from,
-      rangeTo: plan.range.to,
-      unit: job.unit,
-      timezone: job.timezone,
-      writeMode: plan.write_mode,
-      tier: prepared.tier,
-      requestedBy: plan.requested_by ?? null,
-      executedBy: actor,
-      settings: { sleepMs: plan.throttle.sleep_ms, concurrency: plan.throttle.concurrency },
-      partitions: prepared.partitions,
-      actor,
-    });
-  });
+  recordRun(store, prepared, actor);
   return { runId: plan.request_id, planHash: prepared.planHash };
 }
 

@@ -87,3 +87,33 @@ export function postgresEndpoint(config: Config, name: string, field: string, en
   }
   return { name, connection, password };
 }
+
+/**
+ * Records a prepared plan as a new run in the ledger — its job version, its plan and its
+ * partitions (all pending) — in one transaction. The CLI and the app both create runs here.
+ */
+export function recordRun(store: Store, prepared: PreparedPlan, actor: string): void {
+  const { job, plan } = prepared;
+  store.transaction(() => {
+    store.jobs.upsert({ name: job.name, jobHash: prepared.jobHash, definition: job, sourceFile: null, actor });
+    store.plans.save({ planHash: prepared.planHash, requestId: plan.request_id, jobName: job.name, plan, actor });
+    store.runs.create({
+      runId: plan.request_id,
+      jobName: job.name,
+      planHash: prepared.planHash,
+      jobHash: prepared.jobHash,
+      kind: 'execute',
+      rangeFrom: plan.range.from,
+      rangeTo: plan.range.to,
+      unit: job.unit,
+      timezone: job.timezone,
+      writeMode: plan.write_mode,
+      tier: prepared.tier,
+      requestedBy: plan.requested_by ?? null,
+      executedBy: actor,
+      settings: { sleepMs: plan.throttle.sleep_ms, concurrency: plan.throttle.concurrency },
+      partitions: prepared.partitions,
+      actor,
+    });
+  });
+}
