@@ -99,8 +99,11 @@ describe('stop conditions', () => {
     const before = await partitionSum('2026-05-02');
     await db.client.query(`update mart.mart_order_daily set orders = orders + 1000 where order_date = '2026-05-02'`);
     const corrupted = await partitionSum('2026-05-02');
-    const { child, done } = startCli(ws, ['slow-orders', '--from', '2026-05-01', '--to', '2026-05-05', '--run-id', 'panic-1', '--panic-file', panic]);
+    // Three seconds per partition: the panic file appears while partition 2 is being written,
+    // and the monitor (every second) must roll that partition back.
+    const { child, done } = startCli(ws, ['slower-orders', '--from', '2026-05-01', '--to', '2026-05-05', '--run-id', 'panic-1', '--panic-file', panic]);
     await waitForOutput(child, '2026-05-01: published');
+    await new Promise((res) => setTimeout(res, 300));
     writeFileSync(panic, 'stop\n');
     const stoppedAt = Date.now();
     const r = await done;
@@ -192,7 +195,8 @@ describe('operators', () => {
   });
 
   it('Ctrl-C finishes the partition in flight and leaves a resumable run; twice rolls it back', async () => {
-    const once = startCli(ws, ['slow-orders', '--from', '2026-07-10', '--to', '2026-07-14', '--run-id', 'int-1']);
+    // Three seconds per partition, so each Ctrl-C lands inside a partition however busy the machine.
+    const once = startCli(ws, ['slower-orders', '--from', '2026-07-10', '--to', '2026-07-14', '--run-id', 'int-1']);
     await waitForOutput(once.child, 'Starting run');
     await new Promise((res) => setTimeout(res, 200));
     once.child.kill('SIGINT');

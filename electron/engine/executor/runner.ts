@@ -115,7 +115,9 @@ export class Runner {
   /** Measures the stop conditions now; a fired one (or one that cannot be measured) halts. */
   private async conditionFired(phase: 'before' | 'during'): Promise<boolean> {
     const monitor = this.options.monitor;
-    if (!monitor || this.stopReason) return Boolean(this.stopReason);
+    // Already stopping (an operator's Ctrl-C, say): nothing new fired — and a soft stop must
+    // never be turned into a rollback of the partition in flight.
+    if (!monitor || this.stopReason) return false;
     const fired = await (phase === 'before' ? monitor.before() : monitor.during()).catch(
       (err: unknown): Fired => ({ condition: 'probe', measured: 'unknown', threshold: 'measurable', reason: `a stop condition could not be measured, halting to be safe: ${message(err)}` }),
     );
@@ -291,7 +293,7 @@ export class Runner {
       this.requestStop('the run lease was taken over by another executor', 'condition');
       return;
     }
-    if (await this.conditionFired('before')) {
+    if (this.stopReason || (await this.conditionFired('before')) || this.stopReason) {
       queue.unshift(next);
       return;
     }
