@@ -89,6 +89,9 @@ export class Runner {
       const current = store.runs.get(runId);
       throw new GateError(`run "${runId}" is being executed by another process (${current?.leaseOwner ?? 'unknown'}); only one executor may drive a run`);
     }
+    // Fixed for the life of a run: read once, not per partition.
+    this.planHash = run.planHash;
+    this.writeMode = (run.writeMode ?? 'overwrite-partition') as WriteMode;
     try {
       await target.prepare();
       const resumed = run.status !== 'planned';
@@ -147,6 +150,8 @@ export class Runner {
   }
 
   private leaseRenewedAt = 0;
+  private planHash = '';
+  private writeMode: WriteMode = 'overwrite-partition';
 
   /**
    * Keeps the run's lease, writing to the ledger only when a third of its time has gone: a
@@ -305,7 +310,6 @@ export class Runner {
     const { store, runId, target, actor } = this.options;
     const maxAttempts = this.options.maxAttempts ?? 4;
     const partition: Partition = { key: record.key, start: record.startAt ?? '', end: record.endAt ?? '' };
-    const runPlanHash = store.runs.get(runId)?.planHash ?? '';
     for (let tries = 1; ; tries++) {
       const started = Date.now();
       const running = store.partitions.transition(runId, partition.key, 'running', {}, actor);
@@ -314,9 +318,9 @@ export class Runner {
       try {
         const result = await target.writePartition(partition, {
           runId,
-          planHash: runPlanHash,
+          planHash: this.planHash,
           attempt: running.attempt,
-          writeMode: (store.runs.get(runId)?.writeMode ?? 'overwrite-partition') as WriteMode,
+          writeMode: this.writeMode,
           signal: this.hardStop.signal,
           onValidated: (r) => {
             const fired = this.options.monitor?.rowDiff(partition.key, r.rowsWritten);
