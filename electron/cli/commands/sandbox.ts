@@ -9,11 +9,12 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { removeSandbox, startSandbox } from '../../engine/sandbox/index.ts';
-import { SCENARIOS, loadScenario, scenario } from '../../engine/sandbox/scenarios.ts';
+import { checkTrainingScenario, listScenarios, loadTrainingScenario } from '../../engine/sandbox/training.ts';
 import { loadConfig } from '../../engine/plan/load.ts';
 import { openStore } from '../../engine/store/index.ts';
 import { openPg, type PgClient } from '../../engine/targets/postgres/connect.ts';
 import { InputError } from '../../../shared/errors.ts';
+import type { Config } from '../../../shared/schemas.ts';
 import { EXIT, type ExitCode } from '../exitCodes.ts';
 import { defaultDbPath } from '../paths.ts';
 import type { CliContext } from '../program.ts';
@@ -76,25 +77,24 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
     .description('list the training scenarios')
     .action(async () =>
       ctx.act((out) => {
-        out.record('scenarios', { scenarios: SCENARIOS.map(({ id, slug, title, fixed, unavailable }) => ({ id, slug, title, fixed, unavailable })) }, SCENARIOS.map((sc) => `${sc.id}. ${sc.title}${sc.unavailable ? ` (not available: ${sc.unavailable})` : ''}\n   ${sc.story}`).join('\n'));
+        const scenarios = listScenarios();
+        out.record('scenarios', { scenarios: scenarios.map(({ id, slug, title, fixed, unavailable }) => ({ id, slug, title, fixed, unavailable })) }, scenarios.map((sc) => `${sc.id}. ${sc.title}${sc.unavailable ? ` (not available: ${sc.unavailable})` : ''}\n   ${sc.story}`).join('\n'));
         return EXIT.ok;
       }, {}),
     );
   sandbox
     .command('load <scenario>')
-    .description('reset the sandbox warehouse and load a scenario (its defect)')
+    .description('reset the sandbox warehouse and lake and load a scenario (its defect)')
     .option(...dirOption)
     .action(async (id: string, o: { dir: string }) =>
       ctx.act(async (out) => {
-        const client = await sandboxClient(resolve(o.dir));
+        const dir = resolve(o.dir);
+        const store = openStore(join(dir, 'runbook.sqlite'));
         try {
-          const sc = await loadScenario(client, scenarioNumber(id));
-          const store = openStore(join(resolve(o.dir), 'runbook.sqlite'));
-          store.evidence.add({ runId: null, planHash: null, kind: 'scenario-loaded', body: { id: sc.id, slug: sc.slug } });
-          store.close();
+          const sc = await loadTrainingScenario({ config: sandboxConfigOf(dir), store, id: scenarioNumber(id) });
           out.say([`[Sandbox] scenario ${sc.id} loaded: ${sc.title}`, sc.story, '', `Fixed means: ${sc.fixed}`, '', 'Steps:', ...sc.steps.map((st) => `  ${st}`), '', `Check your work: run-backfill sandbox check ${sc.id}`].join('\n'));
         } finally {
-          await client.end();
+          store.close();
         }
         return EXIT.ok;
       }, {}),
@@ -106,19 +106,13 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
     .action(async (id: string, o: { dir: string }) =>
       ctx.act(async (out) => {
         const dir = resolve(o.dir);
-        const client = await sandboxClient(dir);
         const store = openStore(join(dir, 'runbook.sqlite'));
         try {
-          const sc = scenario(scenarioNumber(id));
-          const loaded = store.evidence.list({ kind: 'scenario-loaded' }).filter((e) => (e.body as { id?: number }).id === sc.id).at(-1);
-          if (!loaded) throw new InputError(`scenario ${sc.id} was never loaded here: run-backfill sandbox load ${sc.id}`, { field: '<scenario>', value: id });
-          const checks = await sc.check({ client, store, since: loaded.createdAt });
-          const ok = checks.every((c) => c.ok);
+          const { scenario: sc, ok, checks } = await checkTrainingScenario({ config: sandboxConfigOf(dir), store, id: scenarioNumber(id) });
           out.record('scenario-check', { id: sc.id, ok, checks }, [`Scenario ${sc.id}: ${sc.title} — ${ok ? 'FIXED' : 'not fixed yet'}`, ...checks.map((c) => `  ${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}`)].join('\n'));
           return ok ? EXIT.ok : EXIT.failed;
         } finally {
           store.close();
-          await client.end();
         }
       }, {}),
     );
@@ -153,17 +147,21 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
 function scenarioNumber(text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n)) throw new InputError(`scenario ${JSON.stringify(text)} is not a number: see run-backfill sandbox scenarios`, { field: '<scenario>', value: text });
-  scenario(n); // throws with the list when unknown
   return n;
+}
+
+/** The config the running sandbox wrote. */
+function sandboxConfigOf(dir: string): Config {
+  const state = running(dir);
+  if (!state) throw new InputError(`the sandbox in ${dir} is not running: start it with run-backfill sandbox up`, { field: '--dir', value: dir });
+  return loadConfig(state.configFile);
 }
 
 /** A connection to the sandbox warehouse, from the config the sandbox wrote. */
 async function sandboxClient(dir: string): Promise<PgClient> {
-  const state = running(dir);
-  if (!state) throw new InputError(`the sandbox in ${dir} is not running: start it with run-backfill sandbox up`, { field: '--dir', value: dir });
-  const config = loadConfig(state.configFile);
+  const config = sandboxConfigOf(dir);
   const warehouse = config.connections.warehouse;
-  if (warehouse?.kind !== 'postgres') throw new InputError('the sandbox config has no warehouse connection', { file: state.configFile });
+  if (warehouse?.kind !== 'postgres') throw new InputError('the sandbox config has no warehouse connection', { field: 'connections.warehouse' });
   return openPg({ url: warehouse.url, statementTimeoutMs: 120_000, lockTimeoutMs: 60_000, connectTimeoutMs: 10_000, applicationName: 'backfill-runbook:sandbox' });
 }
 

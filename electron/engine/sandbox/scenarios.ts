@@ -6,6 +6,7 @@
 import type { Store } from '../store/index.ts';
 import type { PgClient } from '../targets/postgres/connect.ts';
 import { query } from '../targets/postgres/connect.ts';
+import type { S3Bucket } from '../targets/s3/bucket.ts';
 import { seedWarehouse } from './seed.ts';
 
 export interface ScenarioCheck {
@@ -27,9 +28,15 @@ export interface Scenario {
   fixed: string;
   /** scenarios whose engine parts are not in this build say so instead of pretending */
   unavailable?: string;
-  inject(client: PgClient): Promise<void>;
+  inject(env: ScenarioEnv): Promise<void>;
   /** `since`: when the scenario was loaded; runs and evidence from before do not count */
-  check(ctx: { client: PgClient; store: Store; since: string }): Promise<ScenarioCheck[]>;
+  check(ctx: ScenarioEnv & { store: Store; since: string }): Promise<ScenarioCheck[]>;
+}
+
+/** The sandbox's servers: the warehouse (PostgreSQL) and the lake (its S3 bucket), when it has one. */
+export interface ScenarioEnv {
+  client: PgClient;
+  lake: S3Bucket | null;
 }
 
 const REFUNDS = { job: 'refund-reason-daily', table: 'mart.refund_daily', column: 'refund_date' } as const;
@@ -113,7 +120,7 @@ export const SCENARIOS: readonly Scenario[] = [
       'run-backfill export --run-id <id> --format html',
     ],
     fixed: 'Every refund day from 2026-05-01 to 2026-06-30 equals a recomputation from the source, nothing is duplicated, and the run carries its sanity check, dry run, lead sign-off and reconciliation.',
-    async inject(client) {
+    async inject({ client }) {
       await client.query(`delete from mart.refund_daily where refund_date >= '2026-05-01' and refund_date < '2026-07-01'`);
       await client.query(`insert into mart.refund_daily
         select cast(r.refunded_at as date), case when r.reason_code = 'DMG' then 'other' else m.reason end, count(*), sum(r.refund_amount)
@@ -144,7 +151,7 @@ export const SCENARIOS: readonly Scenario[] = [
     range: { from: '2026-07-20', to: '2026-07-23' },
     steps: ['run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23 --dry-run', '… sign-off …', 'run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23'],
     fixed: 'The three days equal a recomputation from the source; the days around them were not touched.',
-    async inject(client) {
+    async inject({ client }) {
       await client.query(`update mart.mart_order_daily set paid_amount = paid_amount * 100 where order_date >= '2026-07-20' and order_date < '2026-07-23'`);
     },
     async check({ client, store, since }) {
@@ -180,7 +187,7 @@ export const SCENARIOS: readonly Scenario[] = [
     range: { from: '2026-06-01', to: '2026-06-15' },
     steps: ['run-backfill check refund-reason-daily --from 2026-06-01 --to 2026-06-15', '(read why it fails; do NOT force the run)'],
     fixed: 'The sanity gate refused the run (a failing check on record) and the mart was not rewritten from the contaminated source.',
-    async inject(client) {
+    async inject({ client }) {
       await client.query(`alter table refunds alter column reason_code drop not null`);
       await client.query(`update refunds set reason_code = null where refunded_at >= '2026-06-10' and refunded_at < '2026-06-11'`);
     },
@@ -202,7 +209,7 @@ export const SCENARIOS: readonly Scenario[] = [
     range: { from: '2026-06-01', to: '2026-07-01' },
     steps: ['run-backfill order-daily-mart --from 2026-06-01 --to 2026-07-01 --sleep-ms 500 …', '(kill it part way)', 'run-backfill --resume --run-id <id>'],
     fixed: 'The month equals a recomputation from the source, nothing is duplicated, and the same run was stopped and resumed.',
-    async inject(client) {
+    async inject({ client }) {
       await client.query(`update mart.mart_order_daily set orders = orders + 1 where order_date >= '2026-06-01' and order_date < '2026-07-01'`);
     },
     async check({ client, store, since }) {
@@ -219,7 +226,7 @@ export const SCENARIOS: readonly Scenario[] = [
     range: { from: '2026-07-01', to: '2026-07-11' },
     steps: ['run-backfill order-daily-mart --from 2026-07-01 --to 2026-07-11 --max-lock-wait-ms 500 --sleep-ms 1000 …', 'run-backfill sandbox traffic --seconds 10   (in another terminal)', 'run-backfill --resume --run-id <id>'],
     fixed: 'The run halted on the lock-wait condition instead of blocking the migration, then resumed, and the range reconciles.',
-    async inject(client) {
+    async inject({ client }) {
       await client.query(`update mart.mart_order_daily set paid_amount = 0 where order_date >= '2026-07-01' and order_date < '2026-07-11'`);
     },
     async check({ client, store, since }) {
@@ -236,11 +243,12 @@ export function scenario(id: number): Scenario {
 }
 
 /** Puts the warehouse back to its generated state, then injects the scenario's defect. */
-export async function loadScenario(client: PgClient, id: number): Promise<Scenario> {
+export async function loadScenario(env: ScenarioEnv, id: number): Promise<Scenario> {
+  const { client } = env;
   const s = scenario(id);
   if (s.unavailable) throw new Error(`scenario ${id} is not available in this build: ${s.unavailable}`);
   await client.query('DROP SCHEMA IF EXISTS mart CASCADE; DROP SCHEMA IF EXISTS backfill_runbook CASCADE; DROP SCHEMA IF EXISTS backfill_runbook_snapshots CASCADE; DROP VIEW IF EXISTS refund_timeline; DROP TABLE IF EXISTS refunds, refund_reasons, orders CASCADE');
   await seedWarehouse(client);
-  await s.inject(client);
+  await s.inject(env);
   return s;
 }
