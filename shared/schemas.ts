@@ -88,6 +88,8 @@ export const s3ConnectionSchema = z.strictObject({
   force_path_style: z.boolean().default(false),
   access_key_id_env: text.optional(),
   secret_access_key_env: text.optional(),
+  /** send requests unsigned, like `aws s3 --no-sign-request`: public buckets, the sandbox's local S3 */
+  no_sign_request: z.boolean().default(false),
 });
 export type S3Connection = z.output<typeof s3ConnectionSchema>;
 

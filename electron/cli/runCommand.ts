@@ -18,7 +18,7 @@ import type { Reporter } from './progress.ts';
 import { formatDryRun, formatSanity } from './tables.ts';
 import { runSanityChecks } from '../engine/safety/sanity.ts';
 
-const SANDBOX_BANNER = '[Sandbox] training workspace — embedded PostgreSQL with generated data, not production.';
+const SANDBOX_BANNER = '[Sandbox] training workspace — embedded PostgreSQL and S3 with generated data, not production.';
 
 export interface RunOptions extends RunFlags {
   /** resolved by resolveWorkspace before the command runs */

@@ -1,7 +1,7 @@
 /**
  * `npm start` with nothing configured: the app opens on a fresh Sandbox (browser mode here,
  * where Electron's binary is missing), answers on its address, and when it quits it leaves no
- * PostgreSQL process behind.
+ * PostgreSQL or S3 server process behind.
  */
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawn } from 'node:child_process';
@@ -12,11 +12,12 @@ import { postgresDataDir } from '../../electron/engine/sandbox/index.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 
-function postgresUnder(dataDir: string): string[] {
+/** The sandbox's server processes: PostgreSQL on its data folder, s3rver on its lake folder. */
+function serversUnder(dataDir: string, lakeDir: string): string[] {
   try {
-    return execFileSync('pgrep', ['-af', 'postgres'], { encoding: 'utf8' })
+    return execFileSync('pgrep', ['-af', 'postgres|s3rverProcess'], { encoding: 'utf8' })
       .split('\n')
-      .filter((line) => line.includes(dataDir));
+      .filter((line) => line.includes(dataDir) || line.includes(lakeDir));
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }
@@ -26,6 +27,7 @@ describe('npm start', () => {
   it('opens on a fresh sandbox and leaves no process behind when it quits', async () => {
     const home = mkdtempSync(join(tmpdir(), 'bfr-start-'));
     const dataDir = postgresDataDir(join(home, 'sandbox'));
+    const lakeDir = join(home, 'sandbox', 's3');
     const started = Date.now();
     const child = spawn(process.execPath, ['scripts/start.mjs', '--browser'], {
       cwd: root,
@@ -44,7 +46,9 @@ describe('npm start', () => {
     });
     const readyMs = Date.now() - started;
     expect(output).toContain('Sandbox workspace');
-    expect(postgresUnder(dataDir).length).toBeGreaterThan(0);
+    const servers = serversUnder(dataDir, lakeDir);
+    expect(servers.filter((p) => p.includes('s3rverProcess'))).toHaveLength(1);
+    expect(servers.length).toBeGreaterThan(1);
     const page = await fetch(url, { redirect: 'manual' });
     expect([200, 302, 303]).toContain(page.status);
     // Without the token the app refuses.
@@ -55,7 +59,7 @@ describe('npm start', () => {
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
     const quitMs = Date.now() - quitting;
-    expect(postgresUnder(dataDir)).toEqual([]);
-    console.info(`npm start: sandbox app ready in ${readyMs} ms (renderer prebuilt); quit in ${quitMs} ms with no PostgreSQL left`);
+    expect(serversUnder(dataDir, lakeDir)).toEqual([]);
+    console.info(`npm start: sandbox app ready in ${readyMs} ms (renderer prebuilt); quit in ${quitMs} ms with no PostgreSQL or S3 server left`);
   }, 180_000);
 });

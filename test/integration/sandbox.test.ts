@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { postgresDataDir } from '../../electron/engine/sandbox/index.ts';
@@ -23,12 +23,13 @@ const ws: Workspace = {
 };
 const sandbox = (...args: string[]): string[] => ['sandbox', ...args, '--dir', dir];
 
-function postgresProcesses(): string[] {
+/** The sandbox's own server processes: PostgreSQL on its data folder, s3rver on its lake folder. */
+function serverProcesses(): string[] {
   const dataDir = postgresDataDir(dir);
   try {
-    return execFileSync('pgrep', ['-af', 'postgres'], { encoding: 'utf8' })
+    return execFileSync('pgrep', ['-af', 'postgres|s3rverProcess'], { encoding: 'utf8' })
       .split('\n')
-      .filter((line) => line.includes(dataDir));
+      .filter((line) => line.includes(dataDir) || line.includes(join(dir, 's3')));
   } catch {
     return []; // pgrep exits 1 when nothing matches
   }
@@ -53,7 +54,7 @@ async function load(id: number): Promise<void> {
   const r = await runCli(ws, sandbox('load', String(id)));
   expect(r.code, r.stdout + r.stderr).toBe(0);
   const before = await runCli(ws, sandbox('check', String(id)));
-  if (id !== 4) {
+  if (id !== 4 && id !== 3) {
     // Freshly loaded, nothing is fixed: the check says what is missing.
     expect(before.code).toBe(1);
     expect(before.stdout).toContain('not fixed yet');
@@ -75,11 +76,12 @@ async function ok(args: string[]): Promise<string> {
 }
 
 describe('training scenarios, driven to their end', () => {
-  it('lists all six, saying which one this build cannot run', async () => {
+  it('lists all six, every one available', async () => {
     const r = await runCli(ws, ['sandbox', 'scenarios']);
     expect(r.stdout).toContain('1. Refund reasons mapped wrong for two months');
+    expect(r.stdout).toContain('3. Hours of raw events missing from S3\n');
     expect(r.stdout).toContain('6. Production load: lock waits appear mid-run');
-    expect(r.stdout).toMatch(/3\. Hours of raw events missing from S3 \(not available: /);
+    expect(r.stdout).not.toContain('not available');
   });
 
   it('1. refund reasons: the whole manual checklist with a lead sign-off', async () => {
@@ -100,6 +102,35 @@ describe('training scenarios, driven to their end', () => {
     await signOff(ws, 'train-2', 'sandbox-lead');
     await ok(flags);
     await expectFixed(2);
+  });
+
+  it('3. raw hours missing from S3: recovered into the backfill prefix, refined without the daily ETL', async () => {
+    await load(3);
+    const before = await runCli(ws, sandbox('check', '3'));
+    expect(before.code).toBe(1);
+    expect(before.stdout).toContain('✗ refined hour 18 holds each event exactly once: no published partition under s3://sandbox-lake/refined/event/dt=2026-07-14/hour=18/');
+    expect(before.stdout).toContain('✓ the automated prefix was left alone: 44 objects');
+    const range = ['--from', '2026-07-14T18', '--to', '2026-07-14T20'];
+    // The job as shipped writes where the automated export writes: the prefix gate refuses.
+    const refused = await runCli(ws, ['raw-events-recover', ...range, '--run-id', 'train-3-raw']);
+    expect(refused.code).toBe(4);
+    expect(refused.stderr + refused.stdout).toContain('set target.path to "events-backfill/events-backfill_{date}_{hour}"');
+    const jobFile = join(dir, 'jobs', 'raw-events-recover.yaml');
+    writeFileSync(jobFile, readFileSync(jobFile, 'utf8').replace('path: "events/events_{date}_{hour}"', 'path: "events-backfill/events-backfill_{date}_{hour}"'));
+    expect(await ok(['raw-events-recover', ...range, '--run-id', 'train-3-raw'])).toContain('Reconciliation: 2 partition(s) agree');
+    await ok(['raw-events-refined', ...range, '--run-id', 'train-3', '--dry-run']);
+    expect(await ok(['raw-events-refined', ...range, '--run-id', 'train-3'])).toContain('Reconciliation: 2 partition(s) agree');
+    // Run again: nothing doubles.
+    await ok(['raw-events-refined', ...range, '--run-id', 'train-3-again', '--reprocess', 'all']);
+    await expectFixed(3);
+    // The mistake the check is for: silencing the gate by deleting the job's prefix lines, so
+    // the recovered hour lands where the daily ETL will process it a second time.
+    writeFileSync(jobFile, readFileSync(jobFile, 'utf8').replace('path: "events-backfill/events-backfill_{date}_{hour}"', 'path: "events/events_{date}_{hour}"').replace('  prefix: "events/"\n', '').replace('  backfill_prefix: "events-backfill/"\n', ''));
+    await ok(['raw-events-recover', '--from', '2026-07-14T18', '--to', '2026-07-14T19', '--run-id', 'train-3-stray']);
+    const after = await runCli(ws, sandbox('check', '3'));
+    expect(after.code).toBe(1);
+    expect(after.stdout).toContain('✓ refined hour 19 holds each event exactly once: 120 events, none missing, none twice');
+    expect(after.stdout).toMatch(/✗ the automated prefix was left alone: 1 object\(s\) appeared \(events\/events_2026-07-14_18#0\.json\.gz\)|✗ the automated prefix was left alone: 2 object\(s\) appeared/);
   });
 
   it('4. a contaminated source: the gate stops the trainee', async () => {
@@ -156,11 +187,13 @@ describe('training scenarios, driven to their end', () => {
 
 describe('sandbox down', () => {
   it('stops every server it started', async () => {
-    expect(postgresProcesses().length).toBeGreaterThan(0);
+    const servers = serverProcesses();
+    expect(servers.filter((p) => p.includes('s3rverProcess'))).toHaveLength(1);
+    expect(servers.length).toBeGreaterThan(1);
     const down = await runCli({ ...ws, dir: tmpdir() }, sandbox('down'));
     expect(down.code).toBe(0);
     expect(down.stdout).toMatch(/Sandbox stopped in [\d.]+ s/);
-    expect(postgresProcesses()).toEqual([]);
+    expect(serverProcesses()).toEqual([]);
     console.info(`sandbox down: ${down.stdout.trim()}`);
   });
 });

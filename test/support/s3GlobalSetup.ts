@@ -1,5 +1,5 @@
 // Starts one s3rver (a real S3 API server on loopback, storing objects in a temp folder) for
-// the integration project, in a process of its own (see s3rverProcess.mjs). Tests read it with
+// the integration project, in a process of its own (see electron/engine/sandbox/s3rverProcess.mjs). Tests read it with
 // inject('s3') and make their own buckets.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -22,7 +22,7 @@ declare module 'vitest' {
   }
 }
 
-const SCRIPT = resolve(import.meta.dirname, 's3rverProcess.mjs');
+const SCRIPT = resolve(import.meta.dirname, '../../electron/engine/sandbox/s3rverProcess.mjs');
 
 export async function startS3rver(directory: string): Promise<{ info: S3ServerInfo; close: () => Promise<void> }> {
   const child = spawn(process.execPath, ['--openssl-legacy-provider', SCRIPT, directory], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { canonicalJson } from '../../shared/canonicalJson.ts';
-import { isPostgresJob, jobSchema } from '../../shared/schemas.ts';
+import { isPostgresJob, jobSchema, s3ConnectionSchema } from '../../shared/schemas.ts';
+import type { InputError } from '../../shared/errors.ts';
+import { s3Endpoint } from '../../electron/engine/targets/s3/client.ts';
 
 const pgJob = {
   name: 'orders',
@@ -74,5 +76,34 @@ describe('S3 sources and targets in a job', () => {
   ];
   it.each(cases)('$name', ({ job, issue }) => {
     expect(firstIssue(jobSchema, job)).toBe(issue);
+  });
+});
+
+describe('an S3 connection that sends requests unsigned (no_sign_request)', () => {
+  const lake = (extra: Record<string, unknown>) => s3ConnectionSchema.parse({ kind: 's3', bucket: 'b', ...extra });
+
+  it('defaults to signed requests', () => {
+    expect(lake({}).no_sign_request).toBe(false);
+    expect(s3Endpoint('lake', lake({}), {})).toEqual({ name: 'lake', connection: lake({}) });
+  });
+
+  it('needs no credentials and asks for none', () => {
+    expect(s3Endpoint('lake', lake({ no_sign_request: true }), {})).toEqual({ name: 'lake', connection: lake({ no_sign_request: true }), unsigned: true });
+  });
+
+  it('refuses credential variables beside it, naming the field', () => {
+    const both = lake({ no_sign_request: true, access_key_id_env: 'K', secret_access_key_env: 'S' });
+    expect(() => s3Endpoint('lake', both, { K: 'k', S: 's' })).toThrow('connection "lake" sets no_sign_request and also names credential variables: requests are either signed or not');
+    let caught: unknown;
+    try {
+      s3Endpoint('lake', both, {});
+    } catch (err) {
+      caught = err;
+    }
+    expect((caught as InputError).details.field).toBe('connections.lake.no_sign_request');
+  });
+
+  it('rejects a value that is not a boolean', () => {
+    expect(firstIssue(s3ConnectionSchema, { kind: 's3', bucket: 'b', no_sign_request: 'yes' })).toBe('no_sign_request: Invalid input: expected boolean, received string');
   });
 });

@@ -1,5 +1,5 @@
 /**
- * `run-backfill sandbox up|down|reset|status|path`: the training workspace for the command
+ * `run-backfill sandbox up|down|reset|status|path|scenarios|load|check|traffic`: the training workspace for the command
  * line. `up` starts a detached supervisor (`sandbox serve`) that owns the embedded servers and
  * stops them cleanly on `down`; the workspace folder holds the config, jobs and ledger.
  */
@@ -23,6 +23,7 @@ import type { Reporter } from '../progress.ts';
 interface SupervisorState {
   pid: number;
   port: number;
+  s3Endpoint?: string;
   configFile: string;
   startedAt: string;
   startMs: number;
@@ -32,7 +33,7 @@ export const defaultSandboxDir = (): string => join(dirname(defaultDbPath()), 's
 const stateFile = (dir: string): string => join(dir, 'supervisor.json');
 
 export function registerSandbox(program: Command, ctx: CliContext): void {
-  const sandbox = program.command('sandbox').description('a training workspace: embedded PostgreSQL with incidents to repair');
+  const sandbox = program.command('sandbox').description('a training workspace: embedded PostgreSQL and S3 with incidents to repair');
   const dirOption = ['--dir <dir>', 'the sandbox folder', defaultSandboxDir()] as const;
   sandbox
     .command('up')
@@ -63,7 +64,7 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
     .action(async (o: { dir: string }) =>
       ctx.act((out) => {
         const state = running(resolve(o.dir));
-        out.record('sandbox', { running: Boolean(state), ...state }, state ? `Sandbox running (pid ${state.pid}), PostgreSQL on 127.0.0.1:${state.port}, workspace ${resolve(o.dir)}` : 'Sandbox is not running.');
+        out.record('sandbox', { running: Boolean(state), ...state }, state ? `Sandbox running (pid ${state.pid}), PostgreSQL on 127.0.0.1:${state.port}, S3 at ${state.s3Endpoint ?? '?'}, workspace ${resolve(o.dir)}` : 'Sandbox is not running.');
         return EXIT.ok;
       }, {}),
     );
@@ -209,9 +210,9 @@ async function up(dir: string, out: Reporter): Promise<ExitCode> {
 function report(dir: string, state: SupervisorState, out: Reporter, how: string): void {
   out.record(
     'sandbox',
-    { dir, configFile: state.configFile, port: state.port, pid: state.pid },
+    { dir, configFile: state.configFile, port: state.port, s3Endpoint: state.s3Endpoint, pid: state.pid },
     [
-      `[Sandbox] ${how}: embedded PostgreSQL on 127.0.0.1:${state.port} (training data, not production).`,
+      `[Sandbox] ${how}: embedded PostgreSQL on 127.0.0.1:${state.port} and an S3 API (s3rver) at ${state.s3Endpoint ?? '?'} (training data, not production).`,
       `Workspace: ${dir}`,
       `Config written to ${state.configFile}:`,
       readFileSync(state.configFile, 'utf8').replace(/^/gm, '    '),
@@ -248,7 +249,7 @@ async function down(dir: string, out: Reporter): Promise<ExitCode> {
 async function serve(dir: string): Promise<ExitCode> {
   const started = Date.now();
   const ws = await startSandbox({ dir, onLog: (line) => process.stdout.write(`${line}\n`) });
-  const state: SupervisorState = { pid: process.pid, port: ws.pg.port, configFile: ws.configFile, startedAt: new Date().toISOString(), startMs: Date.now() - started };
+  const state: SupervisorState = { pid: process.pid, port: ws.pg.port, s3Endpoint: ws.s3.endpoint, configFile: ws.configFile, startedAt: new Date().toISOString(), startMs: Date.now() - started };
   writeFileSync(stateFile(dir), `${JSON.stringify(state)}\n`);
   await new Promise<void>((resolveStop) => {
     process.once('SIGTERM', resolveStop);

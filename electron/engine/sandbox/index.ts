@@ -1,7 +1,8 @@
 /**
- * The sandbox workspace: an embedded PostgreSQL with training data, its connection config,
- * job files and its own ledger, all under one folder. Used by the app when nothing is
- * configured and by `run-backfill sandbox up`. Clearly labelled "Sandbox" wherever it shows.
+ * The sandbox workspace: an embedded PostgreSQL with training data and an S3 API server (the
+ * lake), their connection config, job files and its own ledger, all under one folder. Used by
+ * the app when nothing is configured and by `run-backfill sandbox up`. Clearly labelled
+ * "Sandbox" wherever it shows.
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
@@ -9,8 +10,10 @@ import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../../../shared/schemas.ts';
 import { loadConfig } from '../plan/load.ts';
 import { openPg, query } from '../targets/postgres/connect.ts';
+import { openBucket } from '../targets/s3/open.ts';
 import { freePort, startEmbeddedPostgres, type PgServerInfo } from './embeddedPostgres.ts';
 import { SANDBOX_JOBS, sandboxConfig } from './jobs.ts';
+import { startS3Server, type S3ServerInfo } from './s3Server.ts';
 import { seedWarehouse } from './seed.ts';
 
 export interface SandboxWorkspace {
@@ -21,6 +24,7 @@ export interface SandboxWorkspace {
   config: Config;
   label: 'Sandbox';
   pg: PgServerInfo;
+  s3: S3ServerInfo;
   stop(): Promise<void>;
 }
 
@@ -31,6 +35,7 @@ export interface SandboxOptions {
 
 interface SandboxState {
   port: number;
+  s3Port?: number;
 }
 
 export const SANDBOX_DATABASE = 'sandbox';
@@ -40,11 +45,25 @@ export async function startSandbox(opts: SandboxOptions): Promise<SandboxWorkspa
   mkdirSync(dir, { recursive: true });
   const stateFile = join(dir, 'sandbox.json');
   const previous = readState(stateFile);
+  // The same ports as last time when they are free, so configs and notes stay valid.
   const port = previous && (await portIsFree(previous.port)) ? previous.port : await freePort();
-  const pg = await startEmbeddedPostgres({ name: 'sandbox', dir: postgresDataDir(dir), password: 'sandbox', port, persistent: true, auth: 'trust', onLog: opts.onLog });
+  const s3Port = previous?.s3Port && (await portIsFree(previous.s3Port)) ? previous.s3Port : undefined;
+  // Both servers start at once: the cold start is the slower of the two, not their sum.
+  const [pgStarted, s3Started] = await Promise.allSettled([
+    startEmbeddedPostgres({ name: 'sandbox', dir: postgresDataDir(dir), password: 'sandbox', port, persistent: true, auth: 'trust', onLog: opts.onLog }),
+    startS3Server({ directory: join(dir, 's3'), port: s3Port, onLog: opts.onLog }),
+  ]);
+  if (pgStarted.status === 'rejected' || s3Started.status === 'rejected') {
+    await Promise.allSettled([pgStarted.status === 'fulfilled' ? pgStarted.value.stop() : undefined, s3Started.status === 'fulfilled' ? s3Started.value.stop() : undefined]);
+    throw pgStarted.status === 'rejected' ? pgStarted.reason : (s3Started as PromiseRejectedResult).reason;
+  }
+  const pg = pgStarted.value;
+  const s3 = s3Started.value;
+  const stop = async (): Promise<void> => {
+    await Promise.all([pg.stop(), s3.stop()]);
+  };
   try {
-    writeFileSync(stateFile, `${JSON.stringify({ port } satisfies SandboxState)}\n`);
-    await ensureDatabase(pg.info);
+    writeFileSync(stateFile, `${JSON.stringify({ port: pg.info.port, s3Port: s3.info.port } satisfies SandboxState)}\n`);
     const jobsDir = join(dir, 'jobs');
     mkdirSync(jobsDir, { recursive: true });
     for (const [name, text] of Object.entries(SANDBOX_JOBS)) {
@@ -52,11 +71,23 @@ export async function startSandbox(opts: SandboxOptions): Promise<SandboxWorkspa
       if (!existsSync(file)) writeFileSync(file, text);
     }
     const configFile = join(dir, 'backfill.config.yaml');
-    writeFileSync(configFile, sandboxConfig(pg.info.port));
-    return { dir, configFile, jobsDir, dbFile: join(dir, 'runbook.sqlite'), config: loadConfig(configFile), label: 'Sandbox', pg: pg.info, stop: () => pg.stop() };
+    writeFileSync(configFile, sandboxConfig(pg.info.port, s3.info.endpoint));
+    const config = loadConfig(configFile);
+    await Promise.all([ensureDatabase(pg.info), ensureBucket(config)]);
+    return { dir, configFile, jobsDir, dbFile: join(dir, 'runbook.sqlite'), config, label: 'Sandbox', pg: pg.info, s3: s3.info, stop };
   } catch (err) {
-    await pg.stop();
+    await stop();
     throw err;
+  }
+}
+
+/** The lake's bucket, made the first time. */
+async function ensureBucket(config: Config): Promise<void> {
+  const lake = openBucket(config, 'lake', 'connections.lake', process.env);
+  try {
+    await lake.ensureBucket();
+  } finally {
+    lake.client.destroy();
   }
 }
 
@@ -109,7 +140,7 @@ export function removeSandbox(dir: string): void {
 function readState(file: string): SandboxState | undefined {
   try {
     const state = JSON.parse(readFileSync(file, 'utf8')) as Partial<SandboxState>;
-    return typeof state.port === 'number' ? { port: state.port } : undefined;
+    return typeof state.port === 'number' ? { port: state.port, ...(typeof state.s3Port === 'number' ? { s3Port: state.s3Port } : {}) } : undefined;
   } catch {
     return undefined;
   }

@@ -68,9 +68,64 @@ quality:
   - { kind: timestamp_order, table: refund_timeline, before: paid_at, after: refunded_at, time_column: refunded_at, max: 0, severity: fail }
   - { kind: row_count_outlier, table: refunds, time_column: refunded_at, window: 7, max_ratio: 3, severity: warn }
 `,
+  'raw-events-recover': `# Re-exports the product's event log, hour by hour, as raw JSON Lines in the lake — the
+# vendor's hourly export, requested again for hours that never arrived. Copied from the
+# automated export's job: it still writes where the automated export writes.
+name: raw-events-recover
+unit: hour
+timezone: UTC
+classification:
+  billing: false
+  external_partner: false
+  downstream: [refined.event]
+source:
+  connection: warehouse
+  query: |
+    select event_id, user_id, event_type, event_time, amount
+    from app_events
+    where event_time >= :partition_start and event_time < :partition_end
+target:
+  kind: s3
+  connection: lake
+  path: "events/events_{date}_{hour}"
+  # the automated export's prefix: the daily ETL processes whatever appears under it
+  prefix: "events/"
+  backfill_prefix: "events-backfill/"
+write_mode: overwrite-partition
+validation:
+  - name: events exported
+    source: select count(*) as records from app_events where event_time >= :partition_start and event_time < :partition_end
+    target: records
+`,
+  'raw-events-refined': `# Refines recovered raw hours from the backfill prefix into the refined layer, one hour at a
+# time, out of the daily ETL's way.
+name: raw-events-refined
+unit: hour
+timezone: UTC
+classification:
+  billing: false
+  external_partner: false
+  downstream: [dashboard.engagement_daily]
+source:
+  kind: s3
+  connection: lake
+  path: "events-backfill/events-backfill_{date}_{hour}"
+target:
+  kind: s3
+  connection: lake
+  path: "refined/event/dt={date}/hour={hour}/"
+write_mode: overwrite-partition
+validation:
+  - name: records carried over
+    source: records
+    target: records
+`,
 };
 
-export function sandboxConfig(port: number): string {
+/** The lake's bucket in the sandbox's S3 server. */
+export const LAKE_BUCKET = 'sandbox-lake';
+
+export function sandboxConfig(port: number, s3Endpoint: string): string {
   return `# Sandbox workspace, written by Backfill Runbook. Training data only — not production.
 sandbox: true
 ledger: ./runbook.sqlite
@@ -79,5 +134,12 @@ connections:
     kind: postgres
     # loopback only, trust authentication: the sandbox has no secrets to keep
     url: postgres://postgres@127.0.0.1:${port}/sandbox
+  lake:
+    kind: s3
+    bucket: ${LAKE_BUCKET}
+    # a local S3 API server (s3rver) on loopback; requests go unsigned: no keys to keep
+    endpoint: ${s3Endpoint}
+    force_path_style: true
+    no_sign_request: true
 `;
 }

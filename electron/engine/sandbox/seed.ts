@@ -1,6 +1,6 @@
 /**
  * Training data for the sandbox: a small billing warehouse (orders, refunds, the refund-reason
- * mapping) and its marts, generated in SQL so it is deterministic and loads in well under a
+ * mapping) and its marts, and the product's event log, generated in SQL so it is deterministic and loads in well under a
  * second. Hash functions stand in for randomness: the same rows on every machine.
  */
 import type { PgClient } from '../targets/postgres/connect.ts';
@@ -34,6 +34,13 @@ CREATE TABLE refunds (
 CREATE VIEW refund_timeline AS
   SELECT r.refund_id, r.order_id, o.paid_at, r.refunded_at, r.refund_amount, r.reason_code
     FROM refunds r JOIN orders o USING (order_id);
+CREATE TABLE app_events (
+  event_id   bigint PRIMARY KEY,
+  user_id    int         NOT NULL,
+  event_type text        NOT NULL,
+  event_time timestamptz NOT NULL,
+  amount     numeric(12,2)
+);
 CREATE SCHEMA mart;
 CREATE TABLE mart.mart_order_daily (
   order_date  date          NOT NULL,
@@ -78,6 +85,19 @@ SELECT o.order_id,
   FROM orders o
  WHERE ${pick('o.order_id * 11', 100)} < 8`;
 
+/** The product's event log, the raw data an analytics vendor exports hourly to the lake. */
+export const EVENTS_FROM = '2026-07-13';
+export const EVENTS_DAYS = 3;
+export const EVENTS_PER_HOUR = 120;
+export const EVENTS_SQL = `
+INSERT INTO app_events
+SELECT g,
+       1 + ${pick('g * 29', 5000)},
+       (ARRAY['view','click','add_to_cart','purchase'])[1 + ${pick('g * 41', 4)}],
+       timestamptz '${EVENTS_FROM} 00:00:00+00' + make_interval(hours => (g / ${EVENTS_PER_HOUR})::int, secs => ${pick('g * 43', 3600)}),
+       CASE WHEN ${pick('g * 47', 4)} = 3 THEN (500 + ${pick('g * 53', 20000)}) / 100.0 END
+  FROM generate_series(0, ${EVENTS_DAYS} * 24 * ${EVENTS_PER_HOUR} - 1) AS g`;
+
 /** The marts as the daily pipeline builds them (correct, before any defect is injected). */
 export const MARTS_SQL = `
 INSERT INTO mart.mart_order_daily
@@ -94,6 +114,8 @@ export async function seedWarehouse(client: PgClient): Promise<void> {
   await client.query(ordersSql());
   await client.query(REASONS_SQL);
   await client.query(REFUNDS_SQL);
+  await client.query(EVENTS_SQL);
+  await client.query('CREATE INDEX app_events_time ON app_events (event_time)');
   await client.query('CREATE INDEX orders_paid_at ON orders (paid_at)');
   await client.query('CREATE INDEX refunds_refunded_at ON refunds (refunded_at)');
   await client.query(MARTS_SQL);

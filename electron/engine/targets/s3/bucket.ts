@@ -56,6 +56,16 @@ export class S3Bucket {
     await this.client.send(new (s3Sdk().HeadBucketCommand)({ Bucket: this.name }));
   }
 
+  /** Creates the bucket when it does not exist yet (the sandbox's lake; never used on a real target). */
+  async ensureBucket(): Promise<void> {
+    try {
+      await this.check();
+    } catch (err) {
+      if (!isNotFound(err)) throw err;
+      await this.client.send(new (s3Sdk().CreateBucketCommand)({ Bucket: this.name }));
+    }
+  }
+
   /** Every object under `prefix`, page by page (ListObjectsV2 returns at most 1,000 a page). */
   async *list(prefix: string): AsyncGenerator<ListedObject> {
     let token: string | undefined;

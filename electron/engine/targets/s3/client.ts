@@ -18,6 +18,8 @@ export interface S3Endpoint {
   connection: S3Connection;
   /** From the environment variables the connection names; undefined: the AWS default chain. */
   credentials?: { accessKeyId: string; secretAccessKey: string };
+  /** no_sign_request: requests go out without an Authorization header */
+  unsigned?: boolean;
 }
 
 /** Requests in flight at once per connection: parts of an upload, copies of a snapshot. */
@@ -34,6 +36,16 @@ export function s3Endpoint(name: string, connection: S3Connection, env: NodeJS.P
       field: `connections.${name}.${missing}`,
     });
   }
+  if (connection.no_sign_request) {
+    if (idVar !== undefined) {
+      throw new InputError(`connection "${name}" sets no_sign_request and also names credential variables: requests are either signed or not`, {
+        field: `connections.${name}.no_sign_request`,
+        value: true,
+        hint: 'remove no_sign_request, or access_key_id_env and secret_access_key_env',
+      });
+    }
+    return { name, connection, unsigned: true };
+  }
   if (idVar === undefined || secretVar === undefined) return { name, connection };
   for (const [field, variable] of [['access_key_id_env', idVar], ['secret_access_key_env', secretVar]] as const) {
     if (env[variable] === undefined || env[variable] === '') {
@@ -48,6 +60,28 @@ export function s3Endpoint(name: string, connection: S3Connection, env: NodeJS.P
 }
 
 export function createS3Client(endpoint: S3Endpoint, concurrency: number): S3Client {
+  const client = newClient(endpoint, concurrency);
+  if (endpoint.unsigned) unsignedRequests(client);
+  return client;
+}
+
+/** Removes what signing added, after it, on every attempt: S3 then treats the request as anonymous. */
+function unsignedRequests(client: S3Client): void {
+  // The deserialize step wraps the HTTP handler itself: it sees each attempt's request after
+  // the finalizeRequest step (retries, signing) has built it, just before it is sent.
+  client.middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { headers?: Record<string, string> };
+      for (const header of Object.keys(request.headers ?? {})) {
+        if (/^(authorization|x-amz-security-token)$/i.test(header)) delete request.headers?.[header];
+      }
+      return next(args);
+    },
+    { step: 'deserialize', priority: 'low', name: 'backfillRunbookUnsigned' },
+  );
+}
+
+function newClient(endpoint: S3Endpoint, concurrency: number): S3Client {
   // The SDK warns on every start under Node < 22 about its own future support; an operator
   // can do nothing about it and it would bury run-backfill's own messages on stderr.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -57,6 +91,9 @@ export function createS3Client(endpoint: S3Endpoint, concurrency: number): S3Cli
     ...(connection.endpoint !== undefined ? { endpoint: connection.endpoint } : {}),
     forcePathStyle: connection.force_path_style,
     ...(endpoint.credentials ? { credentials: endpoint.credentials } : {}),
+    // Unsigned: the SDK insists on signing, so it signs with a throwaway key and the header is
+    // dropped right after (unsignedRequests below) — nothing secret is ever involved.
+    ...(endpoint.unsigned ? { credentials: { accessKeyId: 'unsigned', secretAccessKey: 'unsigned' } } : {}),
     maxAttempts: MAX_ATTEMPTS,
     retryMode: 'standard',
     // S3-compatible servers often reject the SDK's newer default checksum trailers; object

@@ -1,16 +1,21 @@
-// Runs s3rver (a real S3 API server on loopback) in its own process:
-//   node --openssl-legacy-provider test/support/s3rverProcess.mjs <directory>
-// prints {"port":N} once listening and stops on SIGTERM.
+// Runs s3rver (an S3 API server on loopback) in a process of its own, for the sandbox's lake
+// and for the tests:
+//   node --openssl-legacy-provider s3rverProcess.mjs <directory> [port]
+// prints {"port":N} once listening; stops on SIGTERM/SIGINT, and by itself when the process
+// that started it is gone (a SIGKILLed sandbox must not leave its S3 server behind).
+// Plain JavaScript on purpose: it is started by a bare `node`, from the sources and from builds.
 //
 // **Important**: s3rver 3.7 encrypts ListObjectsV2 continuation tokens with DES, which
 // OpenSSL 3 only offers through its legacy provider: without the flag, every listing longer
 // than one page (1,000 keys) fails with InternalError. Hence a process of its own.
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { setInterval } from 'node:timers';
 import S3rver from 's3rver';
 
-const directory = process.argv[2];
-if (!directory) throw new Error('usage: s3rverProcess.mjs <directory>');
+const [directory, portArg] = process.argv.slice(2);
+if (!directory) throw new Error('usage: s3rverProcess.mjs <directory> [port]');
+mkdirSync(directory, { recursive: true });
 
 /**
  * s3rver 3.7 answers AbortMultipartUpload with MethodNotAllowed. This adds it, as S3 does it:
@@ -30,13 +35,27 @@ async function abortMultipart(ctx, next) {
   ctx.status = 204;
 }
 
-const server = new S3rver({ address: '127.0.0.1', port: 0, silent: true, directory });
+const server = new S3rver({ address: '127.0.0.1', port: portArg ? Number(portArg) : 0, silent: true, directory });
 server.middleware.unshift(abortMultipart);
 const address = await server.run();
 process.stdout.write(`${JSON.stringify({ port: address.port })}\n`);
-process.on('SIGTERM', () => {
+
+let stopping = false;
+function stop() {
+  if (stopping) return;
+  stopping = true;
   server.close().then(
     () => process.exit(0),
     () => process.exit(1),
   );
-});
+}
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);
+const parent = process.ppid;
+setInterval(() => {
+  try {
+    process.kill(parent, 0);
+  } catch {
+    stop();
+  }
+}, 1000).unref();

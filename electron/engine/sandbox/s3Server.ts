@@ -1,0 +1,84 @@
+/**
+ * The sandbox's lake: s3rver, an S3 API server on loopback, in a process of its own (see
+ * s3rverProcess.mjs for why), its objects kept in a folder of the sandbox.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface S3ServerInfo {
+  endpoint: string;
+  port: number;
+  directory: string;
+}
+
+export interface RunningS3 {
+  info: S3ServerInfo;
+  stop(): Promise<void>;
+}
+
+/**
+ * The server script: beside this module when running from the sources, beside the bundle when
+ * built (scripts/build-cli.mjs and the Vite main build copy it there).
+ */
+export function s3rverScript(): string {
+  const here = dirname(fileURLToPath(import.meta.url));
+  const candidates = [join(here, 's3rverProcess.mjs'), join(here, '../../electron/engine/sandbox/s3rverProcess.mjs')];
+  const found = candidates.find((p) => existsSync(p));
+  if (!found) throw new Error(`the sandbox's S3 server script is missing (looked at ${candidates.join(', ')}): rebuild with npm run build`);
+  return found;
+}
+
+const START_TIMEOUT_MS = 30_000;
+
+export async function startS3Server(opts: { directory: string; port?: number; onLog?: (line: string) => void }): Promise<RunningS3> {
+  const args = ['--openssl-legacy-provider', s3rverScript(), opts.directory, ...(opts.port ? [String(opts.port)] : [])];
+  // Under Electron, process.execPath is the app itself: ask it to behave as Node for this child.
+  // **Hazard**: a packaged app has the RunAsNode fuse off (forge.config.ts), so there this must
+  // become utilityProcess.fork from the main process — not possible to build or test here.
+  const env = process.versions.electron ? { ...process.env, ELECTRON_RUN_AS_NODE: '1' } : process.env;
+  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  let stderr = '';
+  child.stderr?.setEncoding('utf8').on('data', (d: string) => {
+    stderr += d;
+    for (const line of d.split('\n').filter(Boolean)) opts.onLog?.(`[s3] ${line}`);
+  });
+  try {
+    const port = await firstLine(child, () => stderr);
+    return {
+      info: { endpoint: `http://127.0.0.1:${port}`, port, directory: opts.directory },
+      stop: async () => {
+        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+        await exited;
+      },
+    };
+  } catch (err) {
+    if (child.exitCode === null) child.kill('SIGKILL');
+    await exited;
+    throw err;
+  }
+}
+
+function firstLine(child: ChildProcess, stderr: () => string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    const timer = setTimeout(() => reject(new Error(`the sandbox's S3 server did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+    child.stdout?.setEncoding('utf8').on('data', (d: string) => {
+      text += d;
+      const newline = text.indexOf('\n');
+      if (newline < 0) return;
+      clearTimeout(timer);
+      try {
+        resolve((JSON.parse(text.slice(0, newline)) as { port: number }).port);
+      } catch {
+        reject(new Error(`the sandbox's S3 server said something unexpected: ${text.slice(0, 200)}`));
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the sandbox's S3 server exited during start-up (code ${code}): ${stderr().trim().split('\n').slice(-5).join(' / ')}`));
+    });
+  });
+}
