@@ -10,6 +10,7 @@ import type { ProgressEvent } from '../../shared/contractTypes.ts';
 import { defaultDbPath } from '../cli/paths.ts';
 import { createRunbookService, type RunbookService } from '../engine/runbook/service.ts';
 import { folderWorkspace, sandboxWorkspace } from '../engine/runbook/workspace.ts';
+import { utilityNodeSpawner } from './nodeProcess.ts';
 import { appResponseHeaders, resolveAppPath } from './appProtocol.ts';
 import { registerHandlers } from './handlers/index.ts';
 import { safeStorageBox } from './secrets.ts';
@@ -67,8 +68,8 @@ async function start(): Promise<void> {
   const sandboxDir = join(dirname(defaultDb), 'sandbox');
   const workspaceDir = process.env.BACKFILL_RUNBOOK_WORKSPACE;
   service = createRunbookService({
-    workspace: workspaceDir ? folderWorkspace(workspaceDir, defaultDb) : await sandboxWorkspace(sandboxDir),
-    openSandbox: () => sandboxWorkspace(sandboxDir),
+    workspace: workspaceDir ? folderWorkspace(workspaceDir, defaultDb) : await sandboxWorkspace(sandboxDir, undefined, utilityNodeSpawner),
+    openSandbox: () => sandboxWorkspace(sandboxDir, undefined, utilityNodeSpawner),
     defaultDb,
     secrets: safeStorageBox(safeStorage),
     version: app.getVersion(),

@@ -11,6 +11,7 @@ import { InputError } from '../../../shared/errors.ts';
 import type { Config } from '../../../shared/schemas.ts';
 import { loadConfig } from '../plan/load.ts';
 import { startSandbox } from '../sandbox/index.ts';
+import type { NodeSpawner } from '../sandbox/s3Server.ts';
 
 export interface Workspace {
   info: WorkspaceInfo;
@@ -45,8 +46,8 @@ export function folderWorkspace(dir: string, defaultDb: string): Workspace {
 }
 
 /** The Sandbox: embedded PostgreSQL with training data, its own jobs and its own ledger. */
-export async function sandboxWorkspace(dir: string, onLog?: (line: string) => void): Promise<Workspace> {
-  const sandbox = await startSandbox({ dir, onLog });
+export async function sandboxWorkspace(dir: string, onLog?: (line: string) => void, spawnNode?: NodeSpawner): Promise<Workspace> {
+  const sandbox = await startSandbox({ dir, onLog, spawnNode });
   return {
     info: { label: 'Sandbox', kind: 'sandbox', dir: sandbox.dir, dbFile: sandbox.dbFile, jobsDir: sandbox.jobsDir, configFile: sandbox.configFile },
     config: sandbox.config,

@@ -13,7 +13,7 @@ import { openPg, query } from '../targets/postgres/connect.ts';
 import { openBucket } from '../targets/s3/open.ts';
 import { freePort, startEmbeddedPostgres, type PgServerInfo } from './embeddedPostgres.ts';
 import { SANDBOX_JOBS, sandboxConfig } from './jobs.ts';
-import { startS3Server, type S3ServerInfo } from './s3Server.ts';
+import { startS3Server, type NodeSpawner, type S3ServerInfo } from './s3Server.ts';
 import { seedWarehouse } from './seed.ts';
 
 export interface SandboxWorkspace {
@@ -31,6 +31,8 @@ export interface SandboxWorkspace {
 export interface SandboxOptions {
   dir: string;
   onLog?: (line: string) => void;
+  /** how the S3 server's Node process is started (the desktop app passes its own) */
+  spawnNode?: NodeSpawner;
 }
 
 interface SandboxState {
@@ -51,7 +53,7 @@ export async function startSandbox(opts: SandboxOptions): Promise<SandboxWorkspa
   // Both servers start at once: the cold start is the slower of the two, not their sum.
   const [pgStarted, s3Started] = await Promise.allSettled([
     startEmbeddedPostgres({ name: 'sandbox', dir: postgresDataDir(dir), password: 'sandbox', port, persistent: true, auth: 'trust', onLog: opts.onLog }),
-    startS3Server({ directory: join(dir, 's3'), port: s3Port, onLog: opts.onLog }),
+    startS3Server({ directory: join(dir, 's3'), port: s3Port, onLog: opts.onLog, spawn: opts.spawnNode }),
   ]);
   if (pgStarted.status === 'rejected' || s3Started.status === 'rejected') {
     await Promise.allSettled([pgStarted.status === 'fulfilled' ? pgStarted.value.stop() : undefined, s3Started.status === 'fulfilled' ? s3Started.value.stop() : undefined]);

@@ -2,7 +2,7 @@
  * The sandbox's lake: s3rver, an S3 API server on loopback, in a process of its own (see
  * s3rverProcess.mjs for why), its objects kept in a folder of the sandbox.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,6 +18,31 @@ export interface RunningS3 {
   stop(): Promise<void>;
 }
 
+/** A Node.js child process, as far as the sandbox needs one. */
+export interface NodeChild {
+  stdout: NodeJS.ReadableStream | null;
+  stderr: NodeJS.ReadableStream | null;
+  /** SIGTERM; the server closes and exits */
+  terminate(): void;
+  onExit(listener: (code: number | null) => void): void;
+}
+
+/**
+ * Starts a Node.js script in a process of its own. Plain Node: `process.execPath`. The desktop
+ * app passes its own (Electron's utilityProcess), since a packaged app cannot run as Node.
+ */
+export type NodeSpawner = (script: string, args: readonly string[], execArgv: readonly string[]) => NodeChild;
+
+export const spawnNode: NodeSpawner = (script, args, execArgv) => {
+  const child = spawn(process.execPath, [...execArgv, script, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  return {
+    stdout: child.stdout,
+    stderr: child.stderr,
+    terminate: () => void (child.exitCode === null && child.signalCode === null && child.kill('SIGTERM')),
+    onExit: (listener) => void child.once('exit', (code) => listener(code)),
+  };
+};
+
 /**
  * The server script: beside this module when running from the sources, beside the bundle when
  * built (scripts/build-cli.mjs and the Vite main build copy it there).
@@ -32,36 +57,37 @@ export function s3rverScript(): string {
 
 const START_TIMEOUT_MS = 30_000;
 
-export async function startS3Server(opts: { directory: string; port?: number; onLog?: (line: string) => void }): Promise<RunningS3> {
-  const args = ['--openssl-legacy-provider', s3rverScript(), opts.directory, ...(opts.port ? [String(opts.port)] : [])];
-  // Under Electron, process.execPath is the app itself: ask it to behave as Node for this child.
-  // **Hazard**: a packaged app has the RunAsNode fuse off (forge.config.ts), so there this must
-  // become utilityProcess.fork from the main process — not possible to build or test here.
-  const env = process.versions.electron ? { ...process.env, ELECTRON_RUN_AS_NODE: '1' } : process.env;
-  const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'], env });
-  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+export async function startS3Server(opts: { directory: string; port?: number; onLog?: (line: string) => void; spawn?: NodeSpawner }): Promise<RunningS3> {
+  const child = (opts.spawn ?? spawnNode)(s3rverScript(), [opts.directory, ...(opts.port ? [String(opts.port)] : [])], ['--openssl-legacy-provider']);
+  let exitCode: number | null | undefined;
+  const exited = new Promise<void>((done) =>
+    child.onExit((code) => {
+      exitCode = code;
+      done();
+    }),
+  );
   let stderr = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => {
     stderr += d;
     for (const line of d.split('\n').filter(Boolean)) opts.onLog?.(`[s3] ${line}`);
   });
   try {
-    const port = await firstLine(child, () => stderr);
+    const port = await firstLine(child, exited, () => exitCode, () => stderr);
     return {
       info: { endpoint: `http://127.0.0.1:${port}`, port, directory: opts.directory },
       stop: async () => {
-        if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+        if (exitCode === undefined) child.terminate();
         await exited;
       },
     };
   } catch (err) {
-    if (child.exitCode === null) child.kill('SIGKILL');
+    if (exitCode === undefined) child.terminate();
     await exited;
     throw err;
   }
 }
 
-function firstLine(child: ChildProcess, stderr: () => string): Promise<number> {
+function firstLine(child: NodeChild, exited: Promise<void>, code: () => number | null | undefined, stderr: () => string): Promise<number> {
   return new Promise((resolve, reject) => {
     let text = '';
     const timer = setTimeout(() => reject(new Error(`the sandbox's S3 server did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
@@ -76,9 +102,9 @@ function firstLine(child: ChildProcess, stderr: () => string): Promise<number> {
         reject(new Error(`the sandbox's S3 server said something unexpected: ${text.slice(0, 200)}`));
       }
     });
-    child.once('exit', (code) => {
+    void exited.then(() => {
       clearTimeout(timer);
-      reject(new Error(`the sandbox's S3 server exited during start-up (code ${code}): ${stderr().trim().split('\n').slice(-5).join(' / ')}`));
+      reject(new Error(`the sandbox's S3 server exited during start-up (code ${code()}): ${stderr().trim().split('\n').slice(-5).join(' / ')}`));
     });
   });
 }
