@@ -9,10 +9,13 @@ import { HistoryScreen } from './screens/HistoryScreen.tsx';
 import { PlanScreen } from './screens/PlanScreen.tsx';
 import { RunbookScreen } from './screens/RunbookScreen.tsx';
 import { RunDetailScreen } from './screens/RunDetailScreen.tsx';
+import { TrainingScreen } from './screens/TrainingScreen.tsx';
 import { WorkspaceScreen } from './screens/WorkspaceScreen.tsx';
 import { useApp } from './store/index.ts';
 import { hashToView, type View } from './store/navSlice.ts';
 
+/** Training shows only in the Sandbox. */
+const TRAINING_TAB: { name: View['name']; label: string } = { name: 'training', label: 'Training' };
 const TABS: { name: View['name']; label: string }[] = [
   { name: 'plan', label: 'New plan' },
   { name: 'history', label: 'History' },
@@ -25,7 +28,12 @@ export function App() {
   const go = useApp((s) => s.go);
 
   useEffect(() => {
-    void act('app:info', {}, 'Open the workspace').then((i) => i && useApp.getState().setInfo(i));
+    void act('app:info', {}, 'Open the workspace').then((i) => {
+      if (!i) return;
+      useApp.getState().setInfo(i);
+      // A trainee lands on the scenarios; a link to a screen (a hash) is honoured.
+      if (i.workspace.kind === 'sandbox' && location.hash === '') useApp.getState().go({ name: 'training' });
+    });
     const stop = onEvent('run:progress', (e) => useApp.getState().applyProgress(e));
     const onHash = () => useApp.setState({ view: hashToView(location.hash) });
     window.addEventListener('hashchange', onHash);
@@ -56,11 +64,11 @@ export function App() {
         )}
         <nav className="tabs" aria-label="Screens">
           {view.name === 'runbook' && (
-            <button type="button" className="tab active" aria-current="page">
+            <button type="button" className="tab active" aria-current="page" title={`Runbook ${view.runId}`}>
               Runbook {view.runId}
             </button>
           )}
-          {TABS.map((t) => (
+          {(sandbox ? [TRAINING_TAB, ...TABS] : TABS).map((t) => (
             <button key={t.name} type="button" className={`tab${view.name === t.name || (t.name === 'history' && view.name === 'run') ? ' active' : ''}`} aria-current={view.name === t.name ? 'page' : undefined} onClick={() => go({ name: t.name } as View)}>
               {t.label}
             </button>
@@ -86,5 +94,7 @@ function screen(view: View) {
       return <RunDetailScreen key={view.runId} runId={view.runId} />;
     case 'workspace':
       return <WorkspaceScreen />;
+    case 'training':
+      return <TrainingScreen />;
   }
 }

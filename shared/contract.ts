@@ -29,6 +29,7 @@ const identityName = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be lo
 const passphrase = z.string().min(1, 'must not be empty').max(1024);
 const comment = z.string().max(2000);
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
+const scenarioId = z.number().int('must be a scenario number (1, 2, …)').positive('must be a scenario number (1, 2, …)').max(999);
 
 export const CALLS = {
   'app:info': call(none)<T.AppInfo>(),
@@ -89,6 +90,11 @@ export const CALLS = {
   )<T.HistoryPage>(),
   'history:get': call(byRun)<T.RunDetail>(),
   'evidence:get': call(z.strictObject({ id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }))<T.EvidenceView>(),
+
+  /** The Sandbox only: a folder workspace is refused (loading a scenario resets the data). */
+  'training:list': call(none)<T.TrainingView>(),
+  'training:load': call(z.strictObject({ id: scenarioId }))<T.ScenarioLoadedView>(),
+  'training:check': call(z.strictObject({ id: scenarioId }))<T.ScenarioVerdictView>(),
 } as const;
 
 /** Events main sends; the renderer may only listen to these. */

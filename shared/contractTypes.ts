@@ -302,3 +302,62 @@ export interface LiveStats {
 export type ProgressEvent =
   | { kind: 'executor'; runId: string; at: string; event: ExecutorEventView; stats: LiveStats }
   | { kind: 'step'; runId: string; at: string; step: 'sanity' | 'snapshot' | 'dry-run'; done: number; total: number; key: string | null };
+
+// ---- training (the Sandbox only) ----
+
+/** A training scenario as the Training screen lists it (electron/engine/sandbox/scenarios.ts). */
+export interface ScenarioView {
+  id: number;
+  slug: string;
+  title: string;
+  story: string;
+  job: string;
+  /** half-open, as a plan's range: from <= t < to */
+  range: { from: string; to: string };
+  /** what the trainee does, as `run-backfill` commands */
+  steps: string[];
+  /** what "fixed" means, in one sentence */
+  fixed: string;
+  /** why this build cannot run it; absent when it can */
+  unavailable?: string;
+}
+
+/**
+ * The Sandbox's own lead, so a trainee can practise the manual tier's sign-off. Its passphrase
+ * is a training value shown on screen on purpose: it exists only in the Sandbox's keys folder.
+ */
+export interface SandboxLeadView {
+  name: string;
+  passphrase: string;
+  fingerprint: string | null;
+  /** why the lead cannot sign here (e.g. its key was made with another passphrase); absent when it can */
+  problem?: string;
+}
+
+export interface TrainingView {
+  scenarios: ScenarioView[];
+  /** the scenario loaded last in this Sandbox, if any */
+  current: { id: number; loadedAt: string } | null;
+  /** null until a scenario has been loaded (loading makes the lead) */
+  lead: SandboxLeadView | null;
+}
+
+export interface ScenarioLoadedView {
+  scenario: ScenarioView;
+  loadedAt: string;
+  lead: SandboxLeadView;
+}
+
+export interface ScenarioCheckView {
+  name: string;
+  ok: boolean;
+  detail: string;
+}
+
+export interface ScenarioVerdictView {
+  scenario: ScenarioView;
+  /** every check holds: the scenario is fixed */
+  ok: boolean;
+  checks: ScenarioCheckView[];
+  loadedAt: string;
+}

@@ -10,6 +10,7 @@ import { download } from '../lib/download.ts';
 import { when } from '../lib/format.ts';
 import type { StepProps } from '../screens/RunbookScreen.tsx';
 import { act } from '../api.ts';
+import { useApp } from '../store/index.ts';
 import { ActionButton, StepFrame } from './StepFrame.tsx';
 import { useAction } from './useAction.ts';
 
@@ -17,13 +18,17 @@ export function SignoffStep(props: StepProps) {
   const status = useCall('runbook:signoffStatus', { runId: props.runId }, 'Read the sign-offs', props.runId);
   const identities = useCall('identities:list', {}, 'List the identities');
   const leads = identities.data?.filter((i) => i.role === 'lead' && i.keyHere) ?? [];
+  // The Sandbox has its own lead (made when a scenario loads), so a trainee can practise this step.
+  const sandbox = useApp((st) => st.info?.workspace.kind === 'sandbox');
+  const training = useCall('training:list', sandbox ? {} : null, 'Read the Sandbox lead');
+  const sandboxLead = training.data?.lead && leads.some((l) => l.name === training.data?.lead?.name) ? training.data.lead : null;
   const [signer, setSigner] = useState('');
   const [passphrase, setPassphrase] = useState('');
   const [comment, setComment] = useState('');
   const sign = useAction('runbook:signHere', 'Sign off', props.refresh);
   const importing = useAction('runbook:importSignature', 'Import the signature', props.refresh);
   const s = sign.result ?? importing.result ?? status.data;
-  const chosen = signer || leads[0]?.name || '';
+  const chosen = signer || sandboxLead?.name || leads[0]?.name || '';
 
   const onFile = async (file: File | undefined) => {
     if (!file) return;
@@ -66,6 +71,11 @@ export function SignoffStep(props: StepProps) {
         }}
       >
         <h3>A lead signs here</h3>
+        {sandboxLead && (
+          <p className="banner banner-warn" data-testid="sandbox-lead-hint">
+            <span className="sandbox-badge small">Sandbox only</span> Training: sign as <strong>{sandboxLead.name}</strong> with the training passphrase <code>{sandboxLead.passphrase}</code>. A real lead signs with their own passphrase, never shown.
+          </p>
+        )}
         {leads.length === 0 ? (
           <p className="muted">No lead's key is on this computer. Create a lead identity on the Workspace screen, or use a signature file below.</p>
         ) : (

@@ -9,7 +9,9 @@ export type View =
   | { name: 'runbook'; runId: string; step: StepId | null }
   | { name: 'history' }
   | { name: 'run'; runId: string }
-  | { name: 'workspace' };
+  | { name: 'workspace' }
+  /** the Sandbox's training scenarios */
+  | { name: 'training' };
 
 export interface NavSlice {
   info: AppInfo | null;
@@ -27,6 +29,7 @@ export function viewToHash(view: View): string {
     case 'plan':
     case 'history':
     case 'workspace':
+    case 'training':
       return `#/${view.name}`;
   }
 }
@@ -36,7 +39,7 @@ export function hashToView(hash: string): View {
   const runId = id ? safeDecode(id) : '';
   if (name === 'runbook' && runId) return { name: 'runbook', runId, step: (STEP_IDS as readonly string[]).includes(step ?? '') ? (step as StepId) : null };
   if (name === 'run' && runId) return { name: 'run', runId };
-  if (name === 'history' || name === 'workspace') return { name };
+  if (name === 'history' || name === 'workspace' || name === 'training') return { name };
   return { name: 'plan' };
 }
 

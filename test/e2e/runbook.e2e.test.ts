@@ -12,7 +12,7 @@ import { createOrderMart, seedOrders } from '../support/dataset.ts';
 import { buildOracle, martMd5 } from '../support/oracle.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { makeWorkspace, orderMartJob, pgConfig, type Workspace } from '../support/workspace.ts';
-import { chromiumOrSkip, launch, openApp, RENDERER, shot, startEngine, type Engine } from './support.ts';
+import { chromiumOrSkip, launch, openApp, openStep, RENDERER, shot, startEngine, type Engine } from './support.ts';
 
 const browserPath = chromiumOrSkip();
 const RUN = 'bf-e2e-orders';
@@ -56,7 +56,7 @@ describe.skipIf(browserPath.path === null)('the runbook, end to end in Chromium'
     if (ws) rmSync(ws.dir, { recursive: true, force: true });
   });
 
-  const step = (n: number, title: string) => page.getByRole('button', { name: new RegExp(`^\\D*${n}\\. ${title}`) }).click();
+  const step = (n: number, title: string) => openStep(page, n, title);
   const metric = (name: string) => page.getByTestId('execute-metrics').locator('div', { hasText: name }).locator('dd');
   const published = async () => Number(((await metric('Published').textContent()) ?? '0').split('/')[0]?.trim());
 

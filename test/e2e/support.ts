@@ -46,11 +46,18 @@ export interface Engine {
 
 let engines = 0;
 
-/** Starts the harness (test/e2e/harness/main.ts) as its own process on a folder workspace. */
-export async function startEngine(opts: { workspace: string; db: string; env: NodeJS.ProcessEnv }): Promise<Engine> {
+export type EngineOptions =
+  /** a folder workspace (backfill.config.yaml, jobs/) with its ledger */
+  | { workspace: string; db: string; env: NodeJS.ProcessEnv }
+  /** the Sandbox in this folder, started (or made, when empty) as `npm start` does; `db` is the app's own ledger for folder switches */
+  | { sandbox: string; db: string; env?: NodeJS.ProcessEnv };
+
+/** Starts the harness (test/e2e/harness/main.ts) as its own process on a folder workspace or a Sandbox. */
+export async function startEngine(opts: EngineOptions): Promise<Engine> {
   mkdirSync(SHOTS, { recursive: true });
   const log = createWriteStream(join(SHOTS, `engine-${++engines}.log`));
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/e2e/harness/main.ts'), '--workspace', opts.workspace, '--db', opts.db, '--renderer', RENDERER], {
+  const where = 'sandbox' in opts ? ['--sandbox', opts.sandbox] : ['--workspace', opts.workspace];
+  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/e2e/harness/main.ts'), ...where, '--db', opts.db, '--renderer', RENDERER], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -58,7 +65,12 @@ export async function startEngine(opts: { workspace: string; db: string; env: No
   child.stderr?.pipe(log);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const ready = await new Promise<{ origin: string; token: string }>((resolveReady, reject) => {
-    const timer = setTimeout(() => reject(new Error('the engine did not start within 60 s; see test-results/e2e/engine-*.log')), 60_000);
+    // A fresh Sandbox runs initdb and seeds its warehouse first: give it longer.
+    const limitS = 'sandbox' in opts ? 180 : 60;
+    const timer = setTimeout(() => {
+      child.kill('SIGTERM'); // not left behind (with a Sandbox's PostgreSQL) when it never got ready
+      reject(new Error(`the engine did not start within ${limitS} s; see test-results/e2e/engine-*.log`));
+    }, limitS * 1000);
     child.once('exit', (code) => reject(new Error(`the engine exited with ${code} before it was ready; see test-results/e2e/engine-*.log`)));
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', (line) => {
       clearTimeout(timer);
@@ -96,4 +108,9 @@ export async function openApp(browser: Browser, engine: Engine): Promise<{ conte
 
 export async function shot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+}
+
+/** Opens step `n` of the runbook from the step list ("3. Impact scope"). */
+export async function openStep(page: Page, n: number, title: string): Promise<void> {
+  await page.getByRole('button', { name: new RegExp(`^\\D*${n}\\. ${title}`) }).click();
 }

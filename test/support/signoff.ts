@@ -4,9 +4,17 @@
  */
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SANDBOX_LEAD } from '../../electron/engine/sandbox/sandboxLead.ts';
 import { runCli, type CliResult, type Workspace } from './workspace.ts';
 
 export const TEST_PASSPHRASE = 'correct horse battery staple';
+
+/** The sandbox makes its own lead (with its training passphrase) when a scenario loads; every other identity uses the test passphrase. */
+function passphraseEnv(ws: Workspace, name: string): string {
+  ws.env.BACKFILL_TEST_PASSPHRASE = TEST_PASSPHRASE;
+  ws.env.BACKFILL_SANDBOX_LEAD_PASSPHRASE = SANDBOX_LEAD.passphrase;
+  return name === SANDBOX_LEAD.name ? 'BACKFILL_SANDBOX_LEAD_PASSPHRASE' : 'BACKFILL_TEST_PASSPHRASE';
+}
 
 async function ok(ws: Workspace, args: string[]): Promise<CliResult> {
   const r = await runCli(ws, args);
@@ -16,9 +24,9 @@ async function ok(ws: Workspace, args: string[]): Promise<CliResult> {
 
 /** Creates an identity with its key in the workspace's keys/ folder; a no-op if it exists. */
 export async function ensureIdentity(ws: Workspace, name: string, role: 'lead' | 'operator'): Promise<void> {
-  ws.env.BACKFILL_TEST_PASSPHRASE = TEST_PASSPHRASE;
+  const env = passphraseEnv(ws, name);
   if (existsSync(join(ws.dir, 'keys', `${name}.key`))) return;
-  await ok(ws, ['identity', 'create', '--name', name, '--role', role, '--passphrase-env', 'BACKFILL_TEST_PASSPHRASE']);
+  await ok(ws, ['identity', 'create', '--name', name, '--role', role, '--passphrase-env', env]);
 }
 
 /** Writes the sign-off request of a run id's plan (its dry run must be on record) and returns its path. */
@@ -30,7 +38,7 @@ export async function requestSignoff(ws: Workspace, runId: string): Promise<stri
 
 /** Signs a request as `signer` and returns the signature file's path. */
 export async function signRequest(ws: Workspace, request: string, signer: string, comment = 'checked the dry run'): Promise<string> {
-  const r = await ok(ws, ['sign', request, '--identity', signer, '--passphrase-env', 'BACKFILL_TEST_PASSPHRASE', '--comment', comment]);
+  const r = await ok(ws, ['sign', request, '--identity', signer, '--passphrase-env', passphraseEnv(ws, signer), '--comment', comment]);
   const file = request.replace(/\.req\.json$/, '') + `.${signer}.sig.json`;
   writeFileSync(file, r.stdout);
   return file;

@@ -45,6 +45,9 @@ const VALID = {
   'history:list': { search: 'bf', limit: 50 },
   'history:get': { runId: 'bf-1' },
   'evidence:get': { id: 7 },
+  'training:list': {},
+  'training:load': { id: 1 },
+  'training:check': { id: 1 },
 } satisfies { [N in CallName]: CallInput<N> };
 
 class RecordingIpc implements IpcMainLike {
@@ -169,6 +172,11 @@ describe('what the input checks say', () => {
     ['plans:create', { plan: { ...plan, range: { from: '2026-05-01' } } }, 'plans:create: field "plan.range.to": Invalid input: expected string, received undefined'],
     ['connections:save', { name: 'w', url: 'postgres://u@db/x', remember: 'forever' }, 'connections:save: field "remember": Invalid option: expected one of "save"|"session"'],
     ['evidence:get', { id: 1.5 }, 'evidence:get: field "id": Invalid input: expected int, received number'],
+    ['training:load', { id: 1.5 }, 'training:load: field "id": must be a scenario number (1, 2, …)'],
+    ['training:load', { id: 0 }, 'training:load: field "id": must be a scenario number (1, 2, …)'],
+    ['training:load', { id: '1' }, 'training:load: field "id": Invalid input: expected number, received string'],
+    ['training:check', { id: 1e6 }, 'training:check: field "id": Too big: expected number to be <=999'],
+    ['training:check', {}, 'training:check: field "id": Invalid input: expected number, received undefined'],
     ['runbook:signHere', { runId: 'bf-1', signer: 'Lead Person', passphrase: '', comment: '' }, 'runbook:signHere: field "signer": must be lowercase letters, digits, ".", "_" or "-" (at most 64) (and 1 more problem)'],
   ])('%s %j', async (name, input, message) => {
     expect(await invoke(name, trusted, input)).toEqual({ ok: false, error: expect.objectContaining({ code: 'input', message }) as unknown });

@@ -128,6 +128,20 @@ describe('the runbook service', () => {
     }
   });
 
+  it.each<[string, (s: RunbookService) => unknown]>([
+    ['training:list', (s) => s.training.list({})],
+    ['training:load', (s) => s.training.load({ id: 1 })],
+    ['training:check', (s) => s.training.check({ id: 1 })],
+  ])('%s refuses a folder workspace: a scenario resets the data it loads into', async (_name, act) => {
+    const err = await refusal(() => act(service));
+    expect(err).toBeInstanceOf(ServiceError);
+    expect([err.message, (err as ServiceError).code, (err as ServiceError).hint]).toEqual([
+      `training scenarios run only in the Sandbox, and the open workspace is the folder ${ws.dir}`,
+      'unavailable',
+      'open the Sandbox on the Workspace screen ("Use the Sandbox"): loading a scenario resets its data, so it is never offered on a real workspace',
+    ]);
+  });
+
   it('reports no progress events for work it refused', () => {
     expect(events).toEqual([]);
   });

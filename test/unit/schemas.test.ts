@@ -88,7 +88,7 @@ describe('configSchema', () => {
           kind: 'postgres', url: 'postgres://backfill@db.internal:5432/analytics', password_env: 'WAREHOUSE_PASSWORD',
           statement_timeout_ms: 300_000, lock_timeout_ms: 5_000, connect_timeout_ms: 10_000,
         },
-        lake: { kind: 's3', bucket: 'amplitude-raw-bucket', region: 'us-east-1', force_path_style: false },
+        lake: { kind: 's3', bucket: 'amplitude-raw-bucket', region: 'us-east-1', force_path_style: false, no_sign_request: false },
       },
       sandbox: false,
     });

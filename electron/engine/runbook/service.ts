@@ -18,6 +18,7 @@ import { createPlan, jobSummary, listJobs } from './planning.ts';
 import { contextOf, type EngineScope } from './scope.ts';
 import type { SecretBox } from './secrets.ts';
 import { dryRunStep, recordedSteps, runbookView, sanityStep, snapshotStep } from './steps.ts';
+import { checkScenarioHere, loadScenarioHere, trainingView } from './training.ts';
 import { folderWorkspace, type Workspace } from './workspace.ts';
 
 export interface ServiceOptions {
@@ -131,6 +132,11 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
     },
     evidence: {
       get: ({ id }) => evidenceById(current.store, id),
+    },
+    training: {
+      list: () => trainingView(scope()),
+      load: ({ id }) => loadScenarioHere(scope(), id),
+      check: ({ id }) => checkScenarioHere(scope(), id),
     },
     redact: (text) => current.connections.redact(text),
     async close() {

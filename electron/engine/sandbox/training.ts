@@ -4,9 +4,11 @@
  * injected; recorded in the ledger), and check its definition of "fixed" against what the
  * trainee did since it was loaded.
  */
+import type { SandboxLeadView } from '../../../shared/contractTypes.ts';
 import { InputError } from '../../../shared/errors.ts';
 import type { Config } from '../../../shared/schemas.ts';
 import type { Store } from '../store/index.ts';
+import { ensureSandboxLead } from './sandboxLead.ts';
 import { openPg, type PgClient } from '../targets/postgres/connect.ts';
 import { openBucket } from '../targets/s3/open.ts';
 import type { S3Bucket } from '../targets/s3/bucket.ts';
@@ -26,6 +28,8 @@ export interface ScenarioSummary {
 
 export interface ScenarioLoaded extends ScenarioSummary {
   loadedAt: string;
+  /** the Sandbox's lead, made on first load, so the manual tier's sign-off can be practised */
+  lead: SandboxLeadView;
 }
 
 export interface ScenarioVerdict {
@@ -41,6 +45,8 @@ export interface TrainingOptions {
   store: Store;
   id: number;
   env?: NodeJS.ProcessEnv;
+  /** who loads it (audited when the sandbox lead is registered) */
+  actor?: string;
 }
 
 const LOADED = 'scenario-loaded';
@@ -55,10 +61,18 @@ export async function loadTrainingScenario(opts: TrainingOptions): Promise<Scena
   try {
     const sc = await loadScenario(env, requireScenario(opts.id).id);
     const record = opts.store.evidence.add({ runId: null, planHash: null, kind: LOADED, body: { id: sc.id, slug: sc.slug } });
-    return { ...summary(sc), loadedAt: record.createdAt };
+    const lead = ensureSandboxLead({ store: opts.store, env: opts.env ?? process.env, actor: opts.actor ?? 'sandbox' });
+    return { ...summary(sc), loadedAt: record.createdAt, lead };
   } finally {
     await closeEnv(env);
   }
+}
+
+/** The scenario loaded last in this ledger, if any. */
+export function currentScenario(store: Store): { id: number; loadedAt: string } | null {
+  const last = store.evidence.list({ kind: LOADED }).at(-1);
+  const id = (last?.body as { id?: unknown } | undefined)?.id;
+  return last && typeof id === 'number' ? { id, loadedAt: last.createdAt } : null;
 }
 
 /** The scenario's own checks, counting only what happened since it was last loaded. */

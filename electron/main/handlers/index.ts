@@ -11,6 +11,7 @@ import type { Guard, IpcMainLike } from './ipc.ts';
 import { registerPlanningHandlers } from './planning.ts';
 import { registerRunHandlers } from './run.ts';
 import { registerRunbookHandlers } from './runbook.ts';
+import { registerTrainingHandlers } from './training.ts';
 
 export type { Guard, IpcEventLike, IpcMainLike } from './ipc.ts';
 
@@ -22,4 +23,5 @@ export function registerHandlers(ipc: IpcMainLike, guard: Guard, service: Handle
   registerIdentityHandlers(ipc, guard, service);
   registerRunHandlers(ipc, guard, service);
   registerHistoryHandlers(ipc, guard, service);
+  registerTrainingHandlers(ipc, guard, service);
 }
