@@ -104,7 +104,7 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
     const checks = await checkMyWork();
     expect(await page.getByTestId('verdict-banner').textContent()).toMatch(/^Not fixed yet — \d+ of \d+ checks fail\. What you missed:$/);
     expect(checks.find((c) => c.includes('target reconciles with the source'))).toMatch(/^✗ target reconciles with the source: mart\.refund_daily differs from the source/);
-    expect(checks.find((c) => c.includes('succeeded over the whole range'))).toMatch(/^✗ .*: no succeeded refund-reason-daily run covers 2026-05-01 → 2026-07-01$/);
+    expect(checks.find((c) => c.includes('succeeded over the whole range'))).toMatch(/^✗ .*: no refund-reason-daily run covers 2026-05-01 → 2026-07-01 yet$/);
     expect(checks).toContain("✗ evidence: lead sign-off: no lead sign-off on record for this run's plan");
     await shot(page, 'training-04-not-fixed');
   });
@@ -148,13 +148,18 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
     await shot(page, 'training-07-signoff');
   });
 
-  it('before execution, "Check my work" still shows ✗ on what only the run gives', async () => {
+  it('before execution, "Check my work" shows the checklist so far ✓ and what only the run gives ✗', async () => {
     const checks = await checkMyWork();
     expect(await page.getByTestId('verdict-banner').textContent()).toMatch(/^Not fixed yet/);
     const failing = checks.filter((c) => c.startsWith('✗ '));
     expect(failing.some((c) => c.startsWith('✗ target reconciles with the source: mart.refund_daily differs'))).toBe(true);
-    expect(failing.some((c) => /^✗ .*succeeded over the whole range: no succeeded/.test(c))).toBe(true);
+    expect(failing.some((c) => /^✗ .*succeeded over the whole range: run \S+ covers the range but is \w+ \(0 partition\(s\) published\)$/.test(c))).toBe(true);
     expect(checks).toContain('✓ nothing duplicated: no duplicate keys in the target');
+    // what the trainee has done on this plan so far counts
+    expect(checks).toContain('✓ evidence: source sanity check: source sanity check on record');
+    expect(checks).toContain('✓ evidence: dry run (impact scope): dry run (impact scope) on record');
+    expect(checks).toContain("✓ evidence: lead sign-off: a lead signed this run's plan before execution");
+    expect(checks).toContain('✗ evidence: row-count comparison: no row-count comparison on record for this run\'s plan — the checklist skipped a step');
     await shot(page, 'training-08-before-execute');
   });
 

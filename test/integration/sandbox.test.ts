@@ -53,6 +53,8 @@ afterAll(async () => {
 async function load(id: number): Promise<void> {
   const r = await runCli(ws, sandbox('load', String(id)));
   expect(r.code, r.stdout + r.stderr).toBe(0);
+  expect(r.stdout).toContain(`[Sandbox] scenario ${id} loaded`);
+  expect(r.stdout).toContain('The sandbox\'s lead signs off: run-backfill sign <request> --identity sandbox-lead (passphrase "sandbox-training-only"');
   const before = await runCli(ws, sandbox('check', String(id)));
   if (id !== 4 && id !== 3) {
     // Freshly loaded, nothing is fixed: the check says what is missing.

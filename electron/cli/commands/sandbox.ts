@@ -93,7 +93,10 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
         const store = openStore(join(dir, 'runbook.sqlite'));
         try {
           const sc = await loadTrainingScenario({ config: sandboxConfigOf(dir), store, id: scenarioNumber(id) });
-          out.say([`[Sandbox] scenario ${sc.id} loaded: ${sc.title}`, sc.story, '', `Fixed means: ${sc.fixed}`, '', 'Steps:', ...sc.steps.map((st) => `  ${st}`), '', `Check your work: run-backfill sandbox check ${sc.id}`].join('\n'));
+          const lead = sc.lead.problem
+            ? `The sandbox's lead cannot sign: ${sc.lead.problem}`
+            : `The sandbox's lead signs off: run-backfill sign <request> --identity ${sc.lead.name} (passphrase "${sc.lead.passphrase}" — training only; a real lead's is never shown).`;
+          out.say([`[Sandbox] scenario ${sc.id} loaded: ${sc.title}`, sc.story, '', `Fixed means: ${sc.fixed}`, '', 'Steps:', ...sc.steps.map((st) => `  ${st}`), '', lead, `Check your work: run-backfill sandbox check ${sc.id}`].join('\n'));
         } finally {
           store.close();
         }
