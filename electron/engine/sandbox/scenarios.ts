@@ -3,6 +3,7 @@
  * "fixed" means, and checks it at the end — target reconciles, evidence complete, nothing
  * duplicated — telling the trainee what they missed.
  */
+import type { ScenarioView } from '../../../shared/contractTypes.ts';
 import type { Store } from '../store/index.ts';
 import type { PgClient } from '../targets/postgres/connect.ts';
 import type { S3Bucket } from '../targets/s3/bucket.ts';
@@ -12,19 +13,8 @@ import { seedWarehouse } from './seed.ts';
 
 export type { ScenarioCheck } from './checks.ts';
 
-export interface Scenario {
-  id: number;
-  slug: string;
-  title: string;
-  story: string;
-  job: string;
-  range: { from: string; to: string };
-  /** what the trainee does, as commands */
-  steps: string[];
-  /** what "fixed" means, in one sentence */
-  fixed: string;
-  /** scenarios whose engine parts are not in this build say so instead of pretending */
-  unavailable?: string;
+/** A scenario: what the Training screen lists (shared/contractTypes.ts) and how it is injected and checked. */
+export interface Scenario extends ScenarioView {
   inject(env: ScenarioEnv): Promise<void>;
   /** `since`: when the scenario was loaded; runs and evidence from before do not count */
   check(ctx: ScenarioEnv & { store: Store; since: string }): Promise<ScenarioCheck[]>;

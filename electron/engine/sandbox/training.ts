@@ -4,7 +4,7 @@
  * injected; recorded in the ledger), and check its definition of "fixed" against what the
  * trainee did since it was loaded.
  */
-import type { SandboxLeadView } from '../../../shared/contractTypes.ts';
+import type { SandboxLeadView, ScenarioView } from '../../../shared/contractTypes.ts';
 import { InputError } from '../../../shared/errors.ts';
 import type { Config } from '../../../shared/schemas.ts';
 import type { Store } from '../store/index.ts';
@@ -14,17 +14,8 @@ import { openBucket } from '../targets/s3/open.ts';
 import type { S3Bucket } from '../targets/s3/bucket.ts';
 import { SCENARIOS, loadScenario, scenario, type ScenarioCheck, type ScenarioEnv } from './scenarios.ts';
 
-export interface ScenarioSummary {
-  id: number;
-  slug: string;
-  title: string;
-  story: string;
-  job: string;
-  range: { from: string; to: string };
-  steps: string[];
-  fixed: string;
-  unavailable?: string;
-}
+/** A scenario as listed: everything but its inject and check. */
+export type ScenarioSummary = ScenarioView;
 
 export interface ScenarioLoaded extends ScenarioSummary {
   loadedAt: string;
