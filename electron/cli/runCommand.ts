@@ -86,7 +86,7 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
   // wrong table leaves no half-made run behind.
   const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode, process.env, store);
   await prepareOrClose(target);
-  recordRun(store, prepared, actor(opts.operator));
+  recordRun(store, prepared, actor(opts.operator), config.sandbox);
   return execute(store, { config, job, plan }, target, opts.reprocess ?? 'missing', out, opts.operator);
 }
 

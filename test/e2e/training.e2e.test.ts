@@ -177,7 +177,7 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
     await openStep(page, 7, 'Close');
     await page.getByLabel('Closing comment (goes into the incident note)').fill('Training: May–June refunds remapped.');
     await page.getByRole('button', { name: 'Close the runbook and write the incident note' }).click();
-    await expect.poll(() => page.getByTestId('note-preview').textContent()).toMatch(new RegExp(`^# Incident note — backfill ${runId}`));
+    await expect.poll(() => page.getByTestId('note-preview').textContent()).toMatch(new RegExp(`^# Incident note — backfill ${runId} — SANDBOX TRAINING RUN, not production\n`));
     await shot(page, 'training-10-closed');
   });
 

@@ -95,6 +95,8 @@ describe('training scenarios, driven to their end', () => {
     const run = await ok(flags);
     expect(run).toContain('Run train-1 succeeded: 61 published');
     await expectFixed(1);
+    // A training run's note says so where nobody can miss it.
+    expect(await ok(['export', '--run-id', 'train-1', '--format', 'md'])).toMatch(/^# Incident note — backfill train-1 — SANDBOX TRAINING RUN, not production$/m);
   });
 
   it('2. 72 hours mis-aggregated', async () => {

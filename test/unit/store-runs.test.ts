@@ -89,6 +89,12 @@ describe('runs.create', () => {
     ]);
   });
 
+  it('keeps a Sandbox run marked as such, and a retune does not lose the mark', () => {
+    store.runs.create(runInput({ settings: { sleepMs: 0, concurrency: 1, sandbox: true } }));
+    expect(store.db.prepare('SELECT settings_json FROM runs').pluck().get()).toBe('{"sleep_ms":0,"concurrency":1,"sandbox":true}');
+    expect(store.runs.updateSettings('r1', { sleepMs: 100 }, 'bo').settings).toEqual({ sleepMs: 100, concurrency: 1, sandbox: true });
+  });
+
   it.each<[string, Partial<RunInput>, StoreError['code'], string]>([
     ['an unsaved plan', { runId: 'r2', planHash: 'p9' }, 'not-found', 'plan p9 is not saved; save the plan before creating run r2'],
     ['a repeated partition', { runId: 'r2', partitions: [{ key: 'a' }, { key: 'a' }] }, 'invalid', 'run r2 lists partition a twice'],

@@ -54,7 +54,7 @@ export function createPlan(store: Store, jobsDir: string, config: Config, plan: 
       'a signed plan never changes: pick a new request id, or open the existing run from History',
     );
   }
-  recordRun(store, prepared, actor);
+  recordRun(store, prepared, actor, config.sandbox);
   return { runId: plan.request_id, planHash: prepared.planHash };
 }
 

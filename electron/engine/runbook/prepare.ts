@@ -92,7 +92,8 @@ export function postgresEndpoint(config: Config, name: string, field: string, en
  * Records a prepared plan as a new run in the ledger — its job version, its plan and its
  * partitions (all pending) — in one transaction. The CLI and the app both create runs here.
  */
-export function recordRun(store: Store, prepared: PreparedPlan, actor: string): void {
+/** `sandbox`: the workspace is the Sandbox (its config says `sandbox: true`); kept on the run for its notes. */
+export function recordRun(store: Store, prepared: PreparedPlan, actor: string, sandbox = false): void {
   const { job, plan } = prepared;
   store.transaction(() => {
     store.jobs.upsert({ name: job.name, jobHash: prepared.jobHash, definition: job, sourceFile: null, actor });
@@ -111,7 +112,7 @@ export function recordRun(store: Store, prepared: PreparedPlan, actor: string): 
       tier: prepared.tier,
       requestedBy: plan.requested_by ?? null,
       executedBy: actor,
-      settings: { sleepMs: plan.throttle.sleep_ms, concurrency: plan.throttle.concurrency },
+      settings: { sleepMs: plan.throttle.sleep_ms, concurrency: plan.throttle.concurrency, ...(sandbox ? { sandbox: true } : {}) },
       partitions: prepared.partitions,
       actor,
     });

@@ -123,9 +123,10 @@ export const toPlan = (row: PlanRow): Plan => ({
 
 /** Settings are stored snake_case (sleep_ms) like every other column name. */
 export function settingsToJson(settings: RunSettings): string {
-  const stored: Record<string, number> = {};
+  const stored: Record<string, number | boolean> = {};
   if (settings.sleepMs !== undefined) stored.sleep_ms = settings.sleepMs;
   if (settings.concurrency !== undefined) stored.concurrency = settings.concurrency;
+  if (settings.sandbox === true) stored.sandbox = true;
   return JSON.stringify(stored);
 }
 
@@ -134,6 +135,7 @@ export function settingsFromJson(text: string): RunSettings {
   const settings: RunSettings = {};
   if (typeof stored.sleep_ms === 'number') settings.sleepMs = stored.sleep_ms;
   if (typeof stored.concurrency === 'number') settings.concurrency = stored.concurrency;
+  if (stored.sandbox === true) settings.sandbox = true;
   return settings;
 }
 

@@ -15,6 +15,8 @@ export type RunKind = 'execute' | 'dry-run';
 export interface RunSettings {
   sleepMs?: number;
   concurrency?: number;
+  /** run in the Sandbox workspace: training data; its notes say so */
+  sandbox?: boolean;
 }
 
 /** Per-column sums as the target reports them; numerics arrive as strings to keep precision. */

@@ -46,7 +46,8 @@ export function buildNoteModel(bundle: NoteBundle, verification: BundleVerificat
   const checkpoints = bundle.checkpoints.map((c) => `seq ${c.seq} by ${c.signer} (key ${shortFingerprint(c.signerKey)}) at ${c.at}`);
 
   return {
-    title: `Incident note — backfill ${bundle.runId}`,
+    // A training run's note must never pass for a real one.
+    title: `Incident note — backfill ${bundle.runId}${(run.settings as Obj | undefined)?.sandbox === true ? ' — SANDBOX TRAINING RUN, not production' : ''}`,
     subtitle: `${str(run.jobName)} · ${str(run.status)} · exported ${bundle.exportedAt} by ${bundle.exportedBy}`,
     what: [
       ['Reason', str(plan.reason)],
