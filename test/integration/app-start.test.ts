@@ -4,7 +4,7 @@
  * PostgreSQL or S3 server process behind.
  */
 import { describe, expect, it } from 'vitest';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -54,6 +54,23 @@ describe('npm start', () => {
     // Without the token the app refuses.
     const denied = await fetch(url.replace(/token=[\w-]+/, 'token=wrong'), { redirect: 'manual' });
     expect(denied.status).toBeGreaterThanOrEqual(400);
+
+    // The command line meets the app's sandbox: it uses it, and does not stop what it did not start.
+    const cli = (...args: string[]) => {
+      const r = spawnSync(process.execPath, ['bin/run-backfill.mjs', 'sandbox', ...args, '--dir', join(home, 'sandbox')], { cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: home } });
+      return { code: r.status, out: r.stdout + r.stderr };
+    };
+    expect(cli('status').out).toMatch(/^Sandbox running, started by another process \(the app\?; its PostgreSQL has pid \d+\)/);
+    const up = cli('up');
+    expect(up.code).toBe(0);
+    expect(up.out).toContain('[Sandbox] already running, started by another process');
+    const load = cli('load', '2');
+    expect(load.code, load.out).toBe(0);
+    expect(cli('check', '2').out).toContain('Scenario 2: An upstream schema change mis-aggregated 72 hours — not fixed yet');
+    const down = cli('down');
+    expect(down.code).toBe(1);
+    expect(down.out).toMatch(/was started by another process \(the app\?; its PostgreSQL has pid \d+\), not by sandbox up: quit it there\./);
+    expect(serversUnder(dataDir, lakeDir).length).toBeGreaterThan(1);
 
     const quitting = Date.now();
     child.kill('SIGTERM');

@@ -4,10 +4,10 @@
  * own definition of fixed, then `sandbox down` leaves no process behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { postgresDataDir } from '../../electron/engine/sandbox/index.ts';
 import { signOff } from '../support/signoff.ts';
 import { runCli, startCli, type Workspace } from '../support/workspace.ts';
@@ -22,6 +22,7 @@ const ws: Workspace = {
   writeFile: () => '',
 };
 const sandbox = (...args: string[]): string[] => ['sandbox', ...args, '--dir', dir];
+const ROOT = resolve(import.meta.dirname, '../..');
 
 /** The sandbox's own server processes: PostgreSQL on its data folder, s3rver on its lake folder. */
 function serverProcesses(): string[] {
@@ -91,6 +92,9 @@ describe('training scenarios, driven to their end', () => {
     const flags = ['refund-reason-daily', '--from', '2026-05-01', '--to', '2026-07-01', '--run-id', 'train-1', '--sleep-ms', '0', '--max-row-diff-ratio', '0.5'];
     expect(await ok(['check', 'refund-reason-daily', '--from', '2026-05-01', '--to', '2026-07-01'])).toContain('Source sanity checks:');
     expect(await ok([...flags, '--dry-run'])).toContain('Automation tier: manual (billing data');
+    // From another folder, as in the README: the workspace comes from BACKFILL_RUNBOOK_WORKSPACE.
+    const elsewhere = await runCli({ ...ws, dir: tmpdir() }, ['signoff', 'request', '--run-id', 'train-1', '--out', join(dir, 'train-1.request.json')]);
+    expect(elsewhere.code, elsewhere.stdout + elsewhere.stderr).toBe(0);
     await signOff(ws, 'train-1', 'sandbox-lead');
     const run = await ok(flags);
     expect(run).toContain('Run train-1 succeeded: 61 published');
@@ -186,6 +190,22 @@ describe('training scenarios, driven to their end', () => {
     expect((await traffic.done).stdout).toContain('[Sandbox] got the lock');
     await ok(['--resume', '--run-id', 'train-6']);
     await expectFixed(6);
+  });
+});
+
+describe('the app on the same sandbox', () => {
+  it('uses the servers sandbox up started, and leaves them running when it quits', async () => {
+    const before = serverProcesses();
+    const app = spawn(process.execPath, ['--import', 'tsx', 'test/e2e/harness/main.ts', '--sandbox', dir, '--db', join(dir, 'runbook.sqlite')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const ready = await new Promise<string>((resolveReady, reject) => {
+      app.stdout.once('data', (d: Buffer) => resolveReady(d.toString()));
+      app.once('exit', (code) => reject(new Error(`the app exited with ${code} before it was ready`)));
+    });
+    expect(JSON.parse(ready)).toMatchObject({ origin: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/) as string });
+    app.kill('SIGTERM');
+    await new Promise((r) => app.once('exit', r));
+    expect(serverProcesses()).toEqual(before);
+    expect((await runCli({ ...ws, dir: tmpdir() }, sandbox('status'))).stdout).toMatch(/^Sandbox running \(pid \d+\)/);
   });
 });
 

@@ -40,7 +40,7 @@ export function registerEvidence(program: Command, ctx: CliContext): void {
     .option('--run-id <id>', 'the run (request id) whose plan to sign; a dry run saves the plan')
     .option('--plan <file>', 'a saved plan file (its dry run must be on record)')
     .option('--plan-hash <hash>', 'a plan on record, by hash')
-    .option('--jobs <dir>', 'folder of job files', './jobs')
+    .option('--jobs <dir>', 'folder of job files (default: <workspace>/jobs)')
     .option('--operator <name>', 'who asks (default: you)')
     .option('--out <file>', 'write to a file instead of stdout')
     .action(async (opts: RequestOptions & GlobalOptions) => ctx.withStore((store) => signoffRequest(opts, store), opts));

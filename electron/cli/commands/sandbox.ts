@@ -8,7 +8,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, w
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { removeSandbox, startSandbox } from '../../engine/sandbox/index.ts';
+import { removeSandbox, sandboxInUse, startSandbox } from '../../engine/sandbox/index.ts';
 import { checkTrainingScenario, listScenarios, loadTrainingScenario } from '../../engine/sandbox/training.ts';
 import { loadConfig } from '../../engine/plan/load.ts';
 import { openStore } from '../../engine/store/index.ts';
@@ -63,8 +63,18 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
     .option(...dirOption)
     .action(async (o: { dir: string }) =>
       ctx.act((out) => {
-        const state = running(resolve(o.dir));
-        out.record('sandbox', { running: Boolean(state), ...state }, state ? `Sandbox running (pid ${state.pid}), PostgreSQL on 127.0.0.1:${state.port}, S3 at ${state.s3Endpoint ?? '?'}, workspace ${resolve(o.dir)}` : 'Sandbox is not running.');
+        const dir = resolve(o.dir);
+        const state = running(dir);
+        const other = state ? undefined : sandboxInUse(dir);
+        out.record(
+          'sandbox',
+          { running: Boolean(state) || other !== undefined, ...state, ...(other !== undefined ? { ownedBy: 'another process', postgresPid: other } : {}) },
+          state
+            ? `Sandbox running (pid ${state.pid}), PostgreSQL on 127.0.0.1:${state.port}, S3 at ${state.s3Endpoint ?? '?'}, workspace ${dir}`
+            : other !== undefined
+              ? `Sandbox running, started by another process (the app?; its PostgreSQL has pid ${other}), workspace ${dir}`
+              : 'Sandbox is not running.',
+        );
         return EXIT.ok;
       }, {}),
     );
@@ -154,11 +164,12 @@ function scenarioNumber(text: string): number {
   return n;
 }
 
-/** The config the running sandbox wrote. */
+/** The config the running sandbox wrote — whether `sandbox up` or the app started it. */
 function sandboxConfigOf(dir: string): Config {
   const state = running(dir);
-  if (!state) throw new InputError(`the sandbox in ${dir} is not running: start it with run-backfill sandbox up`, { field: '--dir', value: dir });
-  return loadConfig(state.configFile);
+  if (state) return loadConfig(state.configFile);
+  if (sandboxInUse(dir) !== undefined && existsSync(join(dir, 'backfill.config.yaml'))) return loadConfig(join(dir, 'backfill.config.yaml'));
+  throw new InputError(`the sandbox in ${dir} is not running: start it with run-backfill sandbox up`, { field: '--dir', value: dir });
 }
 
 /** A connection to the sandbox warehouse, from the config the sandbox wrote. */
@@ -183,6 +194,17 @@ async function up(dir: string, out: Reporter): Promise<ExitCode> {
   const already = running(dir);
   if (already) {
     report(dir, already, out, 'already running');
+    return EXIT.ok;
+  }
+  const other = sandboxInUse(dir);
+  if (other !== undefined) {
+    out.say(
+      [
+        `[Sandbox] already running, started by another process (the app?; its PostgreSQL has pid ${other}). Use it as it is:`,
+        `    export BACKFILL_RUNBOOK_WORKSPACE="${dir}"`,
+        'It stops when that process stops (quit the app).',
+      ].join('\n'),
+    );
     return EXIT.ok;
   }
   const started = Date.now();
@@ -230,8 +252,13 @@ function report(dir: string, state: SupervisorState, out: Reporter, how: string)
 async function down(dir: string, out: Reporter): Promise<ExitCode> {
   const state = running(dir);
   if (!state) {
-    out.say('Sandbox is not running.');
-    return EXIT.ok;
+    const other = sandboxInUse(dir);
+    if (other === undefined) {
+      out.say('Sandbox is not running.');
+      return EXIT.ok;
+    }
+    out.say(`The sandbox in ${dir} was started by another process (the app?; its PostgreSQL has pid ${other}), not by sandbox up: quit it there.`);
+    return EXIT.failed;
   }
   process.kill(state.pid, 'SIGTERM');
   const started = Date.now();

@@ -25,6 +25,8 @@ export interface SandboxWorkspace {
   label: 'Sandbox';
   pg: PgServerInfo;
   s3: S3ServerInfo;
+  /** the pid of the process whose servers these are, when another process started them */
+  attachedTo?: number;
   stop(): Promise<void>;
 }
 
@@ -47,6 +49,10 @@ export async function startSandbox(opts: SandboxOptions): Promise<SandboxWorkspa
   mkdirSync(dir, { recursive: true });
   const stateFile = join(dir, 'sandbox.json');
   const previous = readState(stateFile);
+  // One sandbox folder, one set of servers: when the app or `sandbox up` already runs them,
+  // use those (their owner stops them) rather than fail on PostgreSQL's lock file.
+  const owner = sandboxInUse(dir);
+  if (owner !== undefined) return attach(dir, owner, previous);
   // The same ports as last time when they are free, so configs and notes stay valid.
   const port = previous && (await portIsFree(previous.port)) ? previous.port : await freePort();
   const s3Port = previous?.s3Port && (await portIsFree(previous.s3Port)) ? previous.s3Port : undefined;
@@ -81,6 +87,35 @@ export async function startSandbox(opts: SandboxOptions): Promise<SandboxWorkspa
     await stop();
     throw err;
   }
+}
+
+/** The pid of the live PostgreSQL serving this sandbox's data (the app's or `sandbox up`'s), if any. */
+export function sandboxInUse(dir: string): number | undefined {
+  let pid: number;
+  try {
+    pid = Number(readFileSync(join(postgresDataDir(dir), 'postmaster.pid'), 'utf8').split('\n')[0]);
+  } catch {
+    return undefined;
+  }
+  if (!Number.isInteger(pid) || pid <= 0) return undefined;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch (err) {
+    // EPERM: alive, but another user's (PostgreSQL runs as 'postgres' when we are root)
+    return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
+  }
+}
+
+function attach(dir: string, owner: number, state: SandboxState | undefined): SandboxWorkspace {
+  const configFile = join(dir, 'backfill.config.yaml');
+  if (!state?.s3Port || !existsSync(configFile)) {
+    throw new Error(`the sandbox in ${dir} is in use by another process (its PostgreSQL has pid ${owner}) that did not leave its connection config: stop that process (quit the app, or run-backfill sandbox down), then start again`);
+  }
+  const config = loadConfig(configFile);
+  const info: PgServerInfo = { host: '127.0.0.1', port: state.port, user: 'postgres', password: 'sandbox', urlNoPassword: `postgres://postgres@127.0.0.1:${state.port}/postgres` };
+  const s3: S3ServerInfo = { endpoint: `http://127.0.0.1:${state.s3Port}`, port: state.s3Port, directory: join(dir, 's3') };
+  return { dir, configFile, jobsDir: join(dir, 'jobs'), dbFile: join(dir, 'runbook.sqlite'), config, label: 'Sandbox', pg: info, s3, attachedTo: owner, stop: () => Promise.resolve() };
 }
 
 /** The lake's bucket, made the first time. */
