@@ -16,7 +16,11 @@ function electronBinary() {
     if (typeof path === 'string' && existsSync(path)) return { path };
     return { why: `the electron package points at ${String(path)}, which does not exist` };
   } catch (err) {
-    return { why: err instanceof Error ? err.message.split('\n')[0] : String(err) };
+    const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    // The electron package's own words ("failed to install correctly, please delete …") point
+    // at a broken install; almost always the binary was simply never downloaded.
+    if (message.includes('failed to install correctly')) return { why: 'its binary was never downloaded: ELECTRON_SKIP_BINARY_DOWNLOAD was set, or the download failed at install' };
+    return { why: message };
   }
 }
 
