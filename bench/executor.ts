@@ -13,6 +13,7 @@ import { jobHash } from '../electron/engine/plan/hash.ts';
 import { openStore } from '../electron/engine/store/index.ts';
 import { PostgresPartitionTarget } from '../electron/engine/targets/postgres/partitionTarget.ts';
 import type { PgServerInfo } from '../electron/engine/sandbox/embeddedPostgres.ts';
+import { profiling, resetProfile, snapshotProfile, type Profile } from './profile.ts';
 
 export function pgConnection(server: PgServerInfo, database: string): PostgresConnection {
   const parsed = connectionSchema.parse({ kind: 'postgres', url: server.urlNoPassword.replace(/\/postgres$/, `/${database}`), password_env: 'BENCH_PG_PASSWORD' });
@@ -41,7 +42,7 @@ export async function runExecutor(opts: {
   source: { server: PgServerInfo; database: string };
   target: { server: PgServerInfo; database: string };
   mode?: WriteMode;
-}): Promise<RunOutcome & { writeMs: number }> {
+}): Promise<RunOutcome & { writeMs: number; profile: Profile | undefined }> {
   const store = openStore(join(mkdtempSync(join(tmpdir(), 'bfr-bench-')), 'ledger.sqlite'));
   const partitions = partitionRange({ from: opts.from, to: opts.to }, opts.job.unit, opts.job.timezone);
   const runId = `bench-${process.pid}-${++runCounter}`;
@@ -78,17 +79,24 @@ export async function runExecutor(opts: {
     // reconciliation, which re-reads source and target and is reported on its own.
     let firstStart = 0;
     let lastPublished = 0;
+    let profile: Profile | undefined;
     const outcome = await new Runner({
       store,
       runId,
       target,
       actor: 'bench',
       onEvent: (e) => {
-        if (e.type === 'partition-started' && firstStart === 0) firstStart = performance.now();
-        if (e.type === 'partition-published') lastPublished = performance.now();
+        if (e.type === 'partition-started' && firstStart === 0) {
+          firstStart = performance.now();
+          resetProfile();
+        }
+        if (e.type === 'partition-published') {
+          lastPublished = performance.now();
+          if (profiling()) profile = snapshotProfile();
+        }
       },
     }).run();
-    return { ...outcome, writeMs: lastPublished - firstStart };
+    return { ...outcome, writeMs: lastPublished - firstStart, profile };
   } finally {
     store.close();
   }

@@ -8,8 +8,13 @@
  *                                                           — target ≥ 0.80
  *   (c) the executor's own overhead per empty partition     — target < 20 ms
  *   (d), (e) S3: snapshot vs rclone, peak memory of an export  — see bench/s3.ts
+ *   (f), (g) the sandbox: cold start (< 10 s) and stop (no process left) — see bench/sandbox.ts
  *
  * BENCH_ROWS (default 1,000,000) and BENCH_ROUNDS (default 3; the median is reported) tune it.
+ * BENCH_ONLY=pg runs (a)–(c) and skips the S3 benches (for iterating on the Postgres path);
+ * BENCH_ONLY=a, b or c runs that one alone; BENCH_ONLY=sandbox runs (f) and (g) alone.
+ * BENCH_PROFILE=1 also prints, for (a) and (b), the time per partition of each statement kind
+ * the executor sends (see bench/profile.ts), from the median round.
  */
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
@@ -19,7 +24,9 @@ import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { startEmbeddedPostgres, type PgServerInfo, type RunningPg } from '../electron/engine/sandbox/embeddedPostgres.ts';
 import { benchJob, runExecutor } from './executor.ts';
+import { installProfiler, printProfile, type Profile } from './profile.ts';
 import { runS3Benches } from './s3.ts';
+import { runSandboxBench } from './sandbox.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -27,6 +34,10 @@ const DAYS = 30;
 const FROM = '2026-01-01';
 const TO = '2026-01-31';
 const EMPTY_PARTITIONS = 200;
+const ONLY = process.env.BENCH_ONLY ?? '';
+if (!['', 'pg', 'a', 'b', 'c', 'sandbox'].includes(ONLY)) throw new Error(`BENCH_ONLY=${ONLY}: use pg, a, b, c or sandbox`);
+const want = (bench: 'a' | 'b' | 'c' | 's3' | 'sandbox'): boolean => ONLY === '' || ONLY === bench || (ONLY === 'pg' && bench !== 's3' && bench !== 'sandbox');
+if (process.env.BENCH_PROFILE === '1') installProfiler();
 
 const TABLE_DDL = `(day date NOT NULL, id bigint NOT NULL, customer_id int NOT NULL, amount numeric(12,2) NOT NULL, note text, PRIMARY KEY (day, id))`;
 const SOURCE_QUERY = `select day, id, customer_id, amount, note from src_events where day >= :partition_start and day < :partition_end`;
@@ -100,14 +111,19 @@ async function truncateTarget(server: PgServerInfo): Promise<void> {
   await c.end();
 }
 
-/** (b) baseline: one plain COPY pipe of every row from A to B. */
-async function plainCopyPipe(a: PgServerInfo, b: PgServerInfo): Promise<number> {
+/**
+ * (b) baseline: one plain COPY pipe of every row from A to B, in text (the default format).
+ * With `binary`, the same pipe in binary — not the target's baseline, printed beside it because
+ * the executor copies in binary where the column types allow (see binaryCopyFits).
+ */
+async function plainCopyPipe(a: PgServerInfo, b: PgServerInfo, binary = false): Promise<number> {
+  const format = binary ? ' (FORMAT binary)' : '';
   const src = await client(a, 'bench');
   const dst = await client(b, 'bench');
   await dst.query('TRUNCATE mart.events');
   const started = performance.now();
   await dst.query('BEGIN');
-  await pipeline(src.query(copyTo('COPY (SELECT day, id, customer_id, amount, note FROM src_events) TO STDOUT')), dst.query(copyFrom('COPY mart.events (day, id, customer_id, amount, note) FROM STDIN')));
+  await pipeline(src.query(copyTo(`COPY (SELECT day, id, customer_id, amount, note FROM src_events) TO STDOUT${format}`)), dst.query(copyFrom(`COPY mart.events (day, id, customer_id, amount, note) FROM STDIN${format}`)));
   await dst.query('COMMIT');
   const ms = performance.now() - started;
   await Promise.all([src.end(), dst.end()]);
@@ -117,6 +133,11 @@ async function plainCopyPipe(a: PgServerInfo, b: PgServerInfo): Promise<number> 
 function median(values: number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+}
+
+/** The profile of the round whose time is the median. */
+function medianProfile(times: number[], profiles: (Profile | undefined)[]): Profile | undefined {
+  return profiles[times.indexOf(median(times))];
 }
 
 function line(name: string, value: string, target: string, pass: boolean, detail: string): void {
@@ -137,13 +158,16 @@ async function main(): Promise<void> {
     const db = { server: a.info, database: 'bench' };
     const jobA = benchJob({ name: 'bench-overwrite', sourceQuery: SOURCE_QUERY, table: 'mart.events', partitionColumn: 'day', key: ['day', 'id'], validation });
 
-    // Warm both paths once so caches are equally hot, then alternate rounds.
-    await directStatements(a.info);
-    await runExecutor({ job: jobA, from: FROM, to: TO, source: db, target: db });
     const direct: number[] = [];
     const executor: number[] = [];
     const reconcile: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
+    const profilesA: (Profile | undefined)[] = [];
+    // Warm both paths once so caches are equally hot, then alternate rounds.
+    if (want('a')) {
+      await directStatements(a.info);
+      await runExecutor({ job: jobA, from: FROM, to: TO, source: db, target: db });
+    }
+    for (let r = 0; want('a') && r < ROUNDS; r++) {
       // Each pass leaves a million dead rows: vacuum before each measurement so neither side
       // pays for the other's garbage (or meets autovacuum half way).
       await vacuum(a.info);
@@ -152,28 +176,34 @@ async function main(): Promise<void> {
       const outcome = await runExecutor({ job: jobA, from: FROM, to: TO, source: db, target: db });
       if (outcome.status !== 'succeeded') throw new Error(`executor run ${outcome.status}: ${outcome.reason}`);
       executor.push(outcome.writeMs);
+      profilesA.push(outcome.profile);
       reconcile.push(outcome.ms - outcome.writeMs);
     }
     const ratioA = median(executor) / median(direct);
 
     const jobB = benchJob({ name: 'bench-copy', sourceQuery: SOURCE_QUERY, table: 'mart.events', partitionColumn: 'day', key: ['day', 'id'] });
     const pipeMs: number[] = [];
+    const binaryPipeMs: number[] = [];
     const copyMs: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
+    const profilesB: (Profile | undefined)[] = [];
+    for (let r = 0; want('b') && r < ROUNDS; r++) {
       pipeMs.push(await plainCopyPipe(a.info, b.info));
+      binaryPipeMs.push(await plainCopyPipe(a.info, b.info, true));
       await truncateTarget(b.info); // both paths load an empty table: the COPY path is measured, not DELETE
       const outcome = await runExecutor({ job: jobB, from: FROM, to: TO, source: db, target: { server: b.info, database: 'bench' } });
       if (outcome.status !== 'succeeded') throw new Error(`executor COPY run ${outcome.status}: ${outcome.reason}`);
       copyMs.push(outcome.writeMs);
+      profilesB.push(outcome.profile);
     }
     const pipeRps = ROWS / (median(pipeMs) / 1000);
     const copyRps = ROWS / (median(copyMs) / 1000);
     const ratioB = copyRps / pipeRps;
+    const binaryPipeRps = ROWS / (median(binaryPipeMs) / 1000);
 
     const jobC = benchJob({ name: 'bench-empty', sourceQuery: SOURCE_QUERY.replace('src_events', 'src_empty'), table: 'mart.empty_target', partitionColumn: 'day', key: ['day', 'id'] });
     const emptyTo = new Date(Date.parse(`${FROM}T00:00:00Z`) + EMPTY_PARTITIONS * 86_400_000).toISOString().slice(0, 10);
     const empty: number[] = [];
-    for (let r = 0; r < ROUNDS; r++) {
+    for (let r = 0; want('c') && r < ROUNDS; r++) {
       const outcome = await runExecutor({ job: jobC, from: FROM, to: emptyTo, source: db, target: db });
       empty.push(outcome.writeMs / EMPTY_PARTITIONS);
     }
@@ -181,10 +211,14 @@ async function main(): Promise<void> {
 
     console.log('');
     console.log(`Backfill Runbook benchmarks — ${ROWS.toLocaleString('en-US')} rows, ${DAYS} partitions, median of ${ROUNDS} rounds`);
-    line('(a) executor ÷ direct statements', ratioA.toFixed(3), '≤ 1.10', ratioA <= 1.1, `executor ${median(executor).toFixed(0)} ms, direct ${median(direct).toFixed(0)} ms (+ reconciliation ${median(reconcile).toFixed(0)} ms)`);
-    line('(b) cross-server COPY ÷ plain COPY pipe', ratioB.toFixed(3), '≥ 0.80', ratioB >= 0.8, `executor ${Math.round(copyRps).toLocaleString('en-US')} rows/s, pipe ${Math.round(pipeRps).toLocaleString('en-US')} rows/s`);
-    line('(c) overhead per empty partition', `${perEmpty.toFixed(2)} ms`, '< 20 ms', perEmpty < 20, `${EMPTY_PARTITIONS} empty partitions`);
-    for (const l of await runS3Benches(a.info, ROWS)) line(l.name, l.value, l.target, l.pass, l.detail);
+    if (want('a')) line('(a) executor ÷ direct statements', ratioA.toFixed(3), '≤ 1.10', ratioA <= 1.1, `executor ${median(executor).toFixed(0)} ms, direct ${median(direct).toFixed(0)} ms (+ reconciliation ${median(reconcile).toFixed(0)} ms)`);
+    if (want('b')) line('(b) cross-server COPY ÷ plain COPY pipe', ratioB.toFixed(3), '≥ 0.80', ratioB >= 0.8, `executor ${Math.round(copyRps).toLocaleString('en-US')} rows/s, pipe ${Math.round(pipeRps).toLocaleString('en-US')} rows/s (a binary pipe: ${Math.round(binaryPipeRps).toLocaleString('en-US')} rows/s, executor ÷ it ${(copyRps / binaryPipeRps).toFixed(3)})`);
+    if (want('c')) line('(c) overhead per empty partition', `${perEmpty.toFixed(2)} ms`, '< 20 ms', perEmpty < 20, `${EMPTY_PARTITIONS} empty partitions`);
+    printProfile('(a) executor, pushdown', medianProfile(executor, profilesA), median(executor), DAYS);
+    printProfile('(b) executor, cross-server COPY', medianProfile(copyMs, profilesB), median(copyMs), DAYS);
+    if (!want('s3')) console.log(`(d), (e) skipped: BENCH_ONLY=${ONLY}`);
+    else for (const l of await runS3Benches(a.info, ROWS)) line(l.name, l.value, l.target, l.pass, l.detail);
+    if (want('sandbox')) await runSandboxBench(line, ROUNDS);
   } finally {
     for (const s of servers.reverse()) await s.stop().catch(() => undefined);
   }

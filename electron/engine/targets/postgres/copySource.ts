@@ -14,13 +14,15 @@ import { sourceAsTable } from './statements.ts';
 export interface CopySource {
   /** `COPY (SELECT cols FROM (source) src) TO STDOUT` with settings in place of parameters. */
   copySql: string;
+  /** Both ends in binary (see binaryCopyFits): the target's COPY must say so too. */
+  binary: boolean;
   /** The parameter names the query uses, each set before COPY. */
   names: string[];
 }
 
 const PARAMS = ['partition_start', 'partition_end', 'run_id'] as const;
 
-export async function prepareCopySource(client: PgClient, sourceQuery: string, selectList: string): Promise<CopySource> {
+export async function prepareCopySource(client: PgClient, sourceQuery: string, selectList: string, binary = false): Promise<CopySource> {
   const select = `SELECT ${selectList} FROM ${sourceAsTable(sourceQuery)}`;
   const placeholders = new Map<number, string>();
   const bound = bindNamed(select, Object.fromEntries(PARAMS.map((p) => [p, p])), {
@@ -48,7 +50,32 @@ export async function prepareCopySource(client: PgClient, sourceQuery: string, s
       return `(current_setting('backfill_runbook.p_${name}')::${types[index - 1] ?? 'text'})`;
     },
   });
-  return { copySql: `COPY (${rewritten.text}) TO STDOUT`, names: [...new Set(names)] };
+  return { copySql: `COPY (${rewritten.text}) TO STDOUT${binary ? ' (FORMAT binary)' : ''}`, binary, names: [...new Set(names)] };
+}
+
+/** FirstNormalObjectId: OIDs below it were assigned by initdb and name the same type on every server. */
+const FIRST_NORMAL_OID = 16384;
+
+/**
+ * Binary COPY carries each value in its type's own wire form — no formatting to text on the
+ * source and no parsing on the target, so it is faster and exact (no time zone, DateStyle or
+ * lc_monetary in between). Used only where it means the same thing at both ends: every column
+ * the source query returns has exactly the target column's type, a built-in one, and both
+ * servers run the same major version (binary forms may change between versions). Otherwise text.
+ */
+export async function binaryCopyFits(source: PgClient, target: PgClient, tableQuoted: string, fields: readonly { name: string; dataTypeID: number }[]): Promise<boolean> {
+  if (fields.length === 0 || fields.some((f) => f.dataTypeID >= FIRST_NORMAL_OID)) return false;
+  const columns = await query<{ name: string; oid: string }>(
+    target,
+    `SELECT attname::text AS name, atttypid::text AS oid FROM pg_catalog.pg_attribute WHERE attrelid = :table::regclass AND attnum > 0 AND NOT attisdropped`,
+    { table: tableQuoted },
+  );
+  const types = new Map(columns.rows.map((c) => [c.name, Number(c.oid)]));
+  if (fields.some((f) => types.get(f.name) !== f.dataTypeID)) return false;
+  const major = async (c: PgClient): Promise<number | undefined> =>
+    (await query<{ v: number }>(c, `SELECT current_setting('server_version_num')::int / 10000 AS v`)).rows[0]?.v;
+  const [s, t] = await Promise.all([major(source), major(target)]);
+  return s !== undefined && s === t;
 }
 
 /** Sets the partition's parameters for the COPY that follows, in the current transaction. */

@@ -80,16 +80,30 @@ export async function readMarks(client: PgClient, targetTable: string, keys: rea
   );
 }
 
+const MARK_COLUMNS = `(target_table, partition_key, run_id, plan_hash, attempt, rows_written, checksum, published_at)`;
+const MARK_REPLACES = `ON CONFLICT (target_table, partition_key) DO UPDATE
+        SET run_id = EXCLUDED.run_id, plan_hash = EXCLUDED.plan_hash, attempt = EXCLUDED.attempt,
+            rows_written = EXCLUDED.rows_written, checksum = EXCLUDED.checksum, published_at = EXCLUDED.published_at`;
+
+/**
+ * The marker upsert as a data-modifying CTE reading the checksum from `measured`, the CTE that
+ * measures the partition (a row with "__checksum"): one statement, one round trip, instead of
+ * two. Parameters: :table :key :run_id :plan_hash :attempt :rows :checksum_prefix.
+ */
+export function markFromMeasuresSql(measured: string): string {
+  return `INSERT INTO backfill_runbook.partition_marks AS pm ${MARK_COLUMNS}
+     SELECT :table::text, :key::text, :run_id::text, :plan_hash::text, :attempt::int, :rows::bigint, :checksum_prefix::text || ${measured}."__checksum", now()
+       FROM ${measured}
+     ${MARK_REPLACES}`;
+}
+
 /** Inside the partition's transaction, just before COMMIT. */
 export async function writeMark(client: PgClient, targetTable: string, mark: Omit<PartitionMark, 'publishedAt'>): Promise<void> {
   await query(
     client,
-    `INSERT INTO backfill_runbook.partition_marks AS m
-            (target_table, partition_key, run_id, plan_hash, attempt, rows_written, checksum, published_at)
+    `INSERT INTO backfill_runbook.partition_marks AS m ${MARK_COLUMNS}
      VALUES (:table, :key, :run_id, :plan_hash, :attempt, :rows, :checksum, now())
-     ON CONFLICT (target_table, partition_key) DO UPDATE
-        SET run_id = EXCLUDED.run_id, plan_hash = EXCLUDED.plan_hash, attempt = EXCLUDED.attempt,
-            rows_written = EXCLUDED.rows_written, checksum = EXCLUDED.checksum, published_at = EXCLUDED.published_at`,
+     ${MARK_REPLACES}`,
     {
       table: targetTable,
       key: mark.partitionKey,

@@ -2,7 +2,14 @@
  * A Postgres table as a partition target: DESIGN §6 step by step, one transaction per
  * partition. Same database → `INSERT … SELECT` pushdown; different servers → COPY streamed
  * from a read-only source transaction into the target transaction.
+ *
+ * The source side of the validation rules never waits in line behind the write: on the
+ * pushdown path it is read on a second connection inside the write transaction's exported
+ * snapshot while the rows are written; on the COPY path it is read in the COPY's own source
+ * transaction while the target measures itself. Either way it sees exactly the source data the
+ * write read, and it is compared before COMMIT.
  */
+import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Partition } from '../../../../shared/partitions.ts';
 import type { PostgresConnection, PostgresJob, WriteMode } from '../../../../shared/schemas.ts';
@@ -12,10 +19,11 @@ import { AbortedError, PartitionBusyError, PartitionValidationError } from '../.
 import type { DryRunRow, Measures, PartitionMark, PartitionTarget, PartitionWriteResult, ReconcileRow, RuleCheck, WriteContext } from '../../executor/types.ts';
 import type { PgClient } from './connect.ts';
 import { copyFrom, copyTo, query } from './connect.ts';
-import { prepareCopySource, setCopyParameters, type CopySource } from './copySource.ts';
+import { binaryCopyFits, prepareCopySource, setCopyParameters, type CopySource } from './copySource.ts';
+import { PartitionSessions } from './partitionSessions.ts';
 import { resolveTable, requireColumns, type TableInfo } from './catalog.ts';
 import { classifyPgError, isLockTimeout } from './errors.ts';
-import { ensureMarksTable, readMarks, writeMark } from './marks.ts';
+import { ensureMarksTable, markFromMeasuresSql, readMarks } from './marks.ts';
 import { ClientPool } from './pool.ts';
 import * as stmt from './statements.ts';
 import { quoteIdent } from './sql.ts';
@@ -34,6 +42,18 @@ export interface PostgresTargetOptions {
 }
 
 type Params = Record<string, string>;
+
+/** A source session in its read-only transaction, its COPY … TO STDOUT under way. */
+interface OpenSource {
+  source: PgClient;
+  reader: Readable;
+}
+
+/** Step 2's outcome: the rows written, and the source side of the rules (maybe still being read). */
+interface Written {
+  rowsWritten: number;
+  sourceSide: Promise<Measures[]>;
+}
 
 export class PostgresPartitionTarget implements PartitionTarget {
   readonly label: string;
@@ -76,8 +96,10 @@ export class PostgresPartitionTarget implements PartitionTarget {
       requireColumns(this.table, [job.target.partition_column], 'target.partition_column');
       requireColumns(this.table, job.target.key, 'target.key');
       await ensureMarksTable(client, targetRole(this.options.target.connection.url));
+      this.checksumKind = (await recordHashWorks(client, this.table.quoted)) ? 'record' : 'text';
     });
-    const columns = await this.withClient(this.sourcePool, (client) => sourceColumns(client, job.source.query));
+    const fields = await this.withClient(this.sourcePool, (client) => sourceColumns(client, job.source.query));
+    const columns = fields.map((f) => f.name);
     for (const column of columns) {
       if (!this.table.columns.some((c) => c.name === column)) {
         throw new InputError(
@@ -102,7 +124,8 @@ export class PostgresPartitionTarget implements PartitionTarget {
     this.numeric = columns.filter((c) => c !== job.target.partition_column && !key.includes(c) && this.table.columns.find((t) => t.name === c)?.numeric);
     if (!this.sameDatabase) {
       const selectList = columns.map((c) => `src.${quoteIdent(c)}`).join(', ');
-      this.copySource = await this.withClient(this.sourcePool, (client) => prepareCopySource(client, job.source.query, selectList));
+      const binary = await this.withClient(this.sourcePool, (s) => this.withClient(this.targetPool, (t) => binaryCopyFits(s, t, this.table.quoted, fields)));
+      this.copySource = await this.withClient(this.sourcePool, (client) => prepareCopySource(client, job.source.query, selectList, binary));
     }
   }
 
@@ -112,45 +135,78 @@ export class PostgresPartitionTarget implements PartitionTarget {
 
   async writePartition(partition: Partition, ctx: WriteContext): Promise<PartitionWriteResult> {
     const params = this.params(partition, ctx.runId);
-    const client = await this.targetPool.acquire();
+    const sessions = new PartitionSessions(ctx.signal);
+    const client = await sessions.open(this.targetPool);
     let broken = false;
-    const cancel = (): void => void this.cancelBackend(client);
-    ctx.signal.addEventListener('abort', cancel, { once: true });
     try {
       if (ctx.signal.aborted) throw new AbortedError();
-      await client.query('BEGIN');
-      const lock = await query<{ locked: boolean }>(client, `SELECT pg_try_advisory_xact_lock(hashtextextended(:lock_key, 0)) AS locked`, {
-        lock_key: `backfill_runbook:${this.tableName}:${partition.key}`,
-      });
+      // Across servers the source opens (and starts its COPY) while the target locks and deletes.
+      const source = this.sameDatabase ? undefined : this.openCopySource(sessions, params);
+      const lock = await query<{ locked: boolean }>(client, stmt.LOCK_PARTITION_SQL, { lock_key: `backfill_runbook:${this.tableName}:${partition.key}` });
       if (!lock.rows[0]?.locked) throw new PartitionBusyError(`partition ${partition.key} of ${this.tableName} is being written by another run`);
-      const rowsWritten = await this.writeRows(client, ctx.writeMode, params);
-      const result = await this.validateInTransaction(client, partition, ctx, params, rowsWritten);
+      const written = source ? await this.writeByCopy(client, sessions, ctx.writeMode, params, source) : await this.writePushdown(client, sessions, ctx.writeMode, params);
+      // Steps 3 and 4: validated, and the marker row written in the same transaction; nothing
+      // commits unless every check passed and the ledger says `validated`.
+      const result = await this.validateInTransaction(client, partition, ctx, params, written);
       ctx.onValidated(result);
-      await writeMark(client, this.tableName, {
-        partitionKey: partition.key,
-        runId: ctx.runId,
-        planHash: ctx.planHash,
-        attempt: ctx.attempt,
-        rowsWritten,
-        checksum: result.checksum,
-      });
+      // Committing: a stop-now from here on lets the COMMIT finish rather than cut it short.
+      sessions.detachAbort();
       await client.query('COMMIT');
+      // The lock is dropped off the critical path; the session returns to its pool after that.
+      const pool = sessions.handOff(client);
+      void client.query(stmt.UNLOCK_SQL).then(
+        () => pool?.release(client),
+        () => pool?.release(client, true),
+      );
       return result;
     } catch (err) {
+      await sessions.cancelAll(client); // the source side may still be reading
       broken = classifyPgError(err) === 'transient' && !isLockOrSerialization(err);
-      if (!broken) await client.query('ROLLBACK').catch(() => (broken = true));
+      if (!broken) await client.query(stmt.ROLLBACK_AND_UNLOCK_SQL).catch(() => (broken = true));
       if (ctx.signal.aborted) throw new AbortedError();
       throw err;
     } finally {
-      ctx.signal.removeEventListener('abort', cancel);
-      this.targetPool.release(client, broken);
+      sessions.release(client, broken);
+      await sessions.settle();
     }
   }
 
+  /**
+   * REPEATABLE READ, so every statement of the write reads one snapshot; with validation rules
+   * that snapshot is exported and their source side is read beside the write (DESIGN §6 step 3).
+   */
+  private async writePushdown(client: PgClient, sessions: PartitionSessions, mode: WriteMode, params: Params): Promise<Written> {
+    const begun = (await client.query(stmt.beginWriteSql(this.options.job.validation.length > 0))) as unknown as { rows: { snapshot?: string }[] }[];
+    const snapshot = Array.isArray(begun) ? begun[1]?.rows[0]?.snapshot : undefined;
+    const sourceSide = snapshot
+      ? sessions.beside(this.sourcePool, async (reader) => {
+          await reader.query(stmt.beginInSnapshotSql(snapshot));
+          const measures = await this.sourceMeasures(reader, params);
+          await reader.query('ROLLBACK');
+          return measures;
+        })
+      : Promise.resolve([]);
+    return { rowsWritten: await this.writeRows(client, sessions, mode, params), sourceSide };
+  }
+
+  /** The target transaction in READ COMMITTED; the source side is read in the COPY's transaction. */
+  private async writeByCopy(client: PgClient, sessions: PartitionSessions, mode: WriteMode, params: Params, source: Promise<OpenSource>): Promise<Written> {
+    await client.query('BEGIN');
+    let sourceSide: Promise<Measures[]> = Promise.resolve([]);
+    const onSourceSide = (side: Promise<Measures[]>): void => {
+      sourceSide = side;
+    };
+    const rowsWritten = await this.insertByCopy(client, sessions, mode, params, onSourceSide, source);
+    return { rowsWritten, sourceSide };
+  }
+
   /** Step 2 of the protocol: the partition's rows, in the transaction open on `client`. */
-  private async writeRows(client: PgClient, mode: WriteMode, params: Params): Promise<number> {
-    if (mode === 'overwrite-partition') await query(client, stmt.deletePartitionSql(this.shape), params);
-    return this.sameDatabase ? this.insertPushdown(client, mode, params) : this.insertByCopy(client, mode, params);
+  private async writeRows(client: PgClient, sessions: PartitionSessions, mode: WriteMode, params: Params): Promise<number> {
+    if (this.sameDatabase) {
+      if (mode === 'overwrite-partition') await query(client, stmt.deletePartitionSql(this.shape), params);
+      return this.insertPushdown(client, mode, params);
+    }
+    return this.insertByCopy(client, sessions, mode, params);
   }
 
   /**
@@ -165,9 +221,10 @@ export class PostgresPartitionTarget implements PartitionTarget {
     try {
       await client.query('BEGIN');
       const checksum = async (): Promise<string> => (await query<{ md5: string }>(client, stmt.checksumSql(this.shape), params)).rows[0]?.md5 ?? '';
-      const firstRows = await this.writeRows(client, mode, params);
+      const sessions = new PartitionSessions();
+      const firstRows = await this.writeRows(client, sessions, mode, params).finally(() => sessions.settle());
       const first = await checksum();
-      const secondRows = await this.writeRows(client, mode, params);
+      const secondRows = await this.writeRows(client, sessions, mode, params).finally(() => sessions.settle());
       const second = await checksum();
       return { first: `md5:${first}`, second: `md5:${second}`, rows: [firstRows, secondRows] };
     } finally {
@@ -225,41 +282,97 @@ export class PostgresPartitionTarget implements PartitionTarget {
     return r.rowCount ?? 0;
   }
 
-  /** Streams the source partition into the target (or a staging table for upsert/dedupe). */
-  private async insertByCopy(client: PgClient, mode: WriteMode, params: Params): Promise<number> {
+  /**
+   * The source's read-only transaction with its COPY already started: the source plans and reads
+   * while the target is still getting ready; the first rows wait in the socket. A session that
+   * fails half way is still held, and sessions.settle() destroys it.
+   */
+  private openCopySource(sessions: PartitionSessions, params: Params): Promise<OpenSource> {
+    const copySource = this.copySource;
+    if (!copySource) throw new Error('prepare() must run before writing partitions');
+    return sessions.track(
+      sessions.open(this.sourcePool).then(async (source) => {
+        await source.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        await setCopyParameters(source, copySource, params);
+        const reader = copyTo(source, copySource.copySql);
+        // **Hazard**: a stream error with no listener would crash the process if the target
+        // fails before the pipe is laid; pipeline() still sees the error.
+        reader.on('error', () => undefined);
+        return { source, reader };
+      }),
+    );
+  }
+
+  /**
+   * Streams the source partition into the target (or a staging table for upsert/dedupe). On
+   * the way out `onSourceSide` receives the source side of the rules, read after the COPY in
+   * its source transaction (without it, that transaction just commits).
+   */
+  private async insertByCopy(
+    client: PgClient,
+    sessions: PartitionSessions,
+    mode: WriteMode,
+    params: Params,
+    onSourceSide?: (side: Promise<Measures[]>) => void,
+    opening: Promise<OpenSource> = this.openCopySource(sessions, params),
+  ): Promise<number> {
     const copySource = this.copySource;
     if (!copySource) throw new Error('prepare() must run before writing partitions');
     const staged = mode !== 'overwrite-partition';
     if (staged) {
       await client.query('DROP TABLE IF EXISTS pg_temp.bf_stage'); // a second write in one transaction (idempotency proof)
       await client.query(stmt.createStagingSql(this.shape));
+    } else {
+      await query(client, stmt.deletePartitionSql(this.shape), params);
     }
-    const into = staged ? 'pg_temp.bf_stage' : this.shape.quoted;
-    const source = await this.sourcePool.acquire();
-    let sourceBroken = false;
-    try {
-      await source.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      await setCopyParameters(source, copySource, params);
-      const reader = copyTo(source, copySource.copySql);
-      const writer = copyFrom(client, stmt.copyIntoSql(into, this.shape.columns));
-      await pipeline(reader, writer);
-      await source.query('COMMIT');
-      if (!staged) return writer.rowCount;
-    } catch (err) {
-      sourceBroken = true; // a half-read COPY leaves the connection in an unknown state
-      throw err;
-    } finally {
-      this.sourcePool.release(source, sourceBroken);
-    }
+    const { source, reader } = await opening;
+    const writer = copyFrom(client, stmt.copyIntoSql(staged ? 'pg_temp.bf_stage' : this.shape.quoted, this.shape.columns, copySource.binary));
+    await pipeline(reader, writer);
+    // The source side of the rules, in the COPY's own snapshot, while the target goes on.
+    const sourceSide = sessions.track(
+      (async (): Promise<Measures[]> => {
+        const measures = onSourceSide ? await this.sourceMeasures(source, params) : [];
+        await source.query('COMMIT');
+        sessions.release(source);
+        return measures;
+      })(),
+    );
+    if (onSourceSide) onSourceSide(sourceSide);
+    else await sourceSide;
+    if (!staged) return writer.rowCount;
     const r = await client.query(stmt.insertSql(mode, this.shape, 'pg_temp.bf_stage AS src'));
     return r.rowCount ?? 0;
   }
 
-  private async validateInTransaction(client: PgClient, partition: Partition, ctx: WriteContext, params: Params, rowsWritten: number): Promise<PartitionWriteResult> {
-    const checks = await this.runRules(params, client);
+  /**
+   * Step 3: the target side of each rule, duplicate keys, and the measures with the checksum in
+   * the write transaction; then the source side (read beside the write) is compared.
+   *
+   * Step 4's marker row is written by the same statement as the measures (it needs their
+   * checksum), so it exists in the transaction before the checks are judged here. That is
+   * invisible to everyone else: a failed check throws, and the transaction with the marker in
+   * it rolls back.
+   */
+  private async validateInTransaction(client: PgClient, partition: Partition, ctx: WriteContext, params: Params, written: Written): Promise<PartitionWriteResult> {
+    const { rowsWritten } = written;
+    const rules = this.options.job.validation;
+    const targetSide: Measures[] = [];
+    for (const rule of rules) targetSide.push(await firstRow(client, rule.target, params));
     const duplicateKeys =
       this.shape.key.length > 0 && !this.keyEnforced ? Number((await firstRow(client, stmt.duplicateKeysSql(this.shape), params)).duplicates) : 0;
-    const { __checksum: md5, ...target } = await this.measureWithChecksum(client, params);
+    const checksumPrefix = `${this.checksumKind === 'record' ? 'h64' : 'md5'}:`;
+    const measured = await firstRow(client, stmt.measureAndMarkSql(this.shape, this.numeric, this.checksumKind, markFromMeasuresSql), {
+      ...params,
+      table: this.tableName,
+      key: partition.key,
+      plan_hash: ctx.planHash,
+      attempt: String(ctx.attempt),
+      rows: String(rowsWritten),
+      checksum_prefix: checksumPrefix,
+    });
+    const { __checksum: md5, ...target } = measured;
+    const source = await written.sourceSide;
+    const checks = rules.map((rule, i) => compareMeasures(rule.name, source[i] ?? {}, targetSide[i] ?? {}, rule.tolerance));
     const targetCount = Number(target.rows);
     const problems = checks.filter((c) => !c.ok).map(describeCheck);
     if (duplicateKeys > 0) problems.push(`${duplicateKeys} duplicate key(s) on (${this.shape.key.join(', ')}) in partition ${partition.key}`);
@@ -267,7 +380,7 @@ export class PostgresPartitionTarget implements PartitionTarget {
       problems.push(`wrote ${rowsWritten} rows but the partition holds ${targetCount}: rows outside the source's partition filter?`);
     }
     if (problems.length > 0) throw new PartitionValidationError(`partition ${partition.key} did not validate, rolled back: ${problems.join('; ')}`, checks);
-    const checksum = `${this.checksumKind === 'record' ? 'h64' : 'md5'}:${String(md5 ?? '')}`;
+    const checksum = `${checksumPrefix}${String(md5 ?? '')}`;
     const first = checks[0];
     return {
       rowsWritten,
@@ -281,32 +394,22 @@ export class PostgresPartitionTarget implements PartitionTarget {
     };
   }
 
+  /** Decided once in prepare(): hash_record_extended where every column type has an extended hash. */
   private checksumKind: stmt.ChecksumKind = 'record';
 
-  /** Counts, sums and checksum of the partition in one scan; falls back to the text checksum once. */
-  private async measureWithChecksum(client: PgClient, params: Params): Promise<Measures> {
-    if (this.checksumKind === 'text') return firstRow(client, stmt.measureAndChecksumSql(this.shape, this.numeric, 'text'), params);
-    await client.query('SAVEPOINT bf_checksum');
-    try {
-      const row = await firstRow(client, stmt.measureAndChecksumSql(this.shape, this.numeric, 'record'), params);
-      await client.query('RELEASE SAVEPOINT bf_checksum');
-      return row;
-    } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code !== '42883' && code !== '0A000') throw err;
-      // A column type without an extended hash function: hash the rows' text instead.
-      await client.query('ROLLBACK TO SAVEPOINT bf_checksum');
-      this.checksumKind = 'text';
-      return firstRow(client, stmt.measureAndChecksumSql(this.shape, this.numeric, 'text'), params);
-    }
+  /** The source side of each rule, in order, on `client` (whose transaction fixes the snapshot). */
+  private async sourceMeasures(client: PgClient, params: Params): Promise<Measures[]> {
+    const measures: Measures[] = [];
+    for (const rule of this.options.job.validation) measures.push(await firstRow(client, rule.source, params));
+    return measures;
   }
 
-  /** Each validation rule: source side read-only on the source, target side on `inTx` (or read-only). */
-  private async runRules(params: Params, inTx?: PgClient): Promise<RuleCheck[]> {
+  /** Each validation rule after the fact (reconcile): each side read-only on its own server. */
+  private async runRules(params: Params): Promise<RuleCheck[]> {
     const checks: RuleCheck[] = [];
     for (const rule of this.options.job.validation) {
-      const source = this.sameDatabase && inTx ? await firstRow(inTx, rule.source, params) : await this.readOnly(this.sourcePool, (c) => firstRow(c, rule.source, params));
-      const target = inTx ? await firstRow(inTx, rule.target, params) : await this.readOnly(this.targetPool, (c) => firstRow(c, rule.target, params));
+      const source = await this.readOnly(this.sourcePool, (c) => firstRow(c, rule.source, params));
+      const target = await this.readOnly(this.targetPool, (c) => firstRow(c, rule.target, params));
       checks.push(compareMeasures(rule.name, source, target, rule.tolerance));
     }
     return checks;
@@ -336,12 +439,6 @@ export class PostgresPartitionTarget implements PartitionTarget {
     }
   }
 
-  /** Cancels the statement running on `client` from another connection; its transaction rolls back. */
-  private async cancelBackend(client: PgClient): Promise<void> {
-    const pid = (client as unknown as { processID?: number }).processID;
-    if (!pid) return;
-    await this.withClient(this.targetPool, (c) => query(c, 'SELECT pg_cancel_backend(:pid)', { pid })).catch(() => undefined);
-  }
 }
 
 /** application_name of the executor's sessions: lock-wait monitoring finds them by it. */
@@ -359,11 +456,23 @@ async function firstRow(client: PgClient, sql: string, params: Params): Promise<
   return r.rows[0] ?? {};
 }
 
-/** Column names the source query returns, asked of the server without running it for real. */
-async function sourceColumns(client: PgClient, sourceQuery: string): Promise<string[]> {
+/** Columns (and their types) the source query returns, asked of the server without running it for real. */
+async function sourceColumns(client: PgClient, sourceQuery: string): Promise<{ name: string; dataTypeID: number }[]> {
   const probe = `SELECT * FROM ${stmt.sourceAsTable(sourceQuery)} LIMIT 0`;
   const r = await query(client, probe, { partition_start: '1970-01-01T00:00:00+00:00', partition_end: '1970-01-02T00:00:00+00:00', run_id: 'probe' });
-  return r.fields.map((f) => f.name);
+  return r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID }));
+}
+
+/** Whether every column type of the table has an extended hash function (see recordHashProbeSql). */
+async function recordHashWorks(client: PgClient, quoted: string): Promise<boolean> {
+  try {
+    await client.query(stmt.recordHashProbeSql({ quoted }));
+    return true;
+  } catch (err) {
+    const code = (err as { code?: string }).code;
+    if (code !== '42883' && code !== '0A000') throw err;
+    return false;
+  }
 }
 
 function targetRole(url: string): string {

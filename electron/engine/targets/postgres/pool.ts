@@ -45,7 +45,9 @@ export class ClientPool {
   }
 
   release(client: PgClient, broken = false): void {
-    if (broken) {
+    // A session handed back after closeAll() (a lock released off the critical path, say)
+    // must not wait in an idle list nobody reads any more.
+    if (broken || this.closed) {
       this.all.delete(client);
       void client.end().catch(() => undefined);
       return;

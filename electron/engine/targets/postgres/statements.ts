@@ -87,7 +87,9 @@ export function duplicateKeysSql(shape: TargetShape): string {
  * more. Two partitions with the same rows give the same value. (Sorting the rows' text forms
  * cost more than the write itself on large partitions.)
  */
-const ROW_HASH_SUM = `coalesce(sum(('x' || substr(md5(t::text), 1, 16))::bit(64)::bigint), 0)`;
+// **Hazard**: the row is written `t.*`, never a bare `t`: a target column named "t" would win
+// over the table alias and only that column would be hashed.
+const ROW_HASH_SUM = `coalesce(sum(('x' || substr(md5((t.*)::text), 1, 16))::bit(64)::bigint), 0)`;
 const CHECKSUM = `md5(count(*)::text || ':' || ${ROW_HASH_SUM}::text)`;
 
 export function checksumSql(shape: TargetShape): string {
@@ -99,13 +101,30 @@ export function checksumSql(shape: TargetShape): string {
  * (hash_record_extended, PostgreSQL 14+), about five times cheaper. Types without an extended
  * hash function (json, point…) make it fail with 42883; the caller then falls back to text.
  */
-const RECORD_CHECKSUM = `md5(count(*)::text || ':' || coalesce(sum(hash_record_extended(t, 0)), 0)::text)`;
+const RECORD_CHECKSUM = `md5(count(*)::text || ':' || coalesce(sum(hash_record_extended(t.*, 0)), 0)::text)`;
 
 export type ChecksumKind = 'record' | 'text';
+
+/**
+ * Fails with 42883 (or 0A000) exactly when the table's row cannot be hashed with
+ * hash_record_extended: a row of NULLs still looks up every column type's hash function. Asked
+ * once before the run, so the partitions need no savepoint around their checksum.
+ */
+export function recordHashProbeSql(shape: Pick<TargetShape, 'quoted'>): string {
+  return `SELECT hash_record_extended(x.*, 0) AS h FROM (SELECT (NULL::${shape.quoted}).*) AS x`;
+}
 
 /** measureTargetSql and a checksum in one scan of the partition (inside the write transaction). */
 export function measureAndChecksumSql(shape: TargetShape, numericColumns: readonly string[], kind: ChecksumKind): string {
   return `SELECT ${measureList(numericColumns, 't.')}, ${kind === 'record' ? RECORD_CHECKSUM : CHECKSUM} AS "__checksum" FROM ${shape.quoted} AS t WHERE ${partitionFilter(shape, 't')}`;
+}
+
+/**
+ * measureAndChecksumSql with the partition's marker row written from its result in the same
+ * statement (`markUpsert` reads the CTE `measured`, see marks.ts markFromMeasuresSql).
+ */
+export function measureAndMarkSql(shape: TargetShape, numericColumns: readonly string[], kind: ChecksumKind, markUpsert: (measured: string) => string): string {
+  return `WITH measured AS (${measureAndChecksumSql(shape, numericColumns, kind)}), mark AS (${markUpsert('measured')}) SELECT * FROM measured`;
 }
 
 /** Staging table for the COPY path of upsert / append-dedupe; gone at commit or rollback. */
@@ -113,6 +132,35 @@ export function createStagingSql(shape: TargetShape): string {
   return `CREATE TEMP TABLE bf_stage ON COMMIT DROP AS SELECT ${list(shape.columns)} FROM ${shape.quoted} WITH NO DATA`;
 }
 
-export function copyIntoSql(tableQuoted: string, columns: readonly string[]): string {
-  return `COPY ${tableQuoted} (${list(columns)}) FROM STDIN`;
+export function copyIntoSql(tableQuoted: string, columns: readonly string[], binary = false): string {
+  return `COPY ${tableQuoted} (${list(columns)}) FROM STDIN${binary ? ' (FORMAT binary)' : ''}`;
+}
+
+/**
+ * The (table, partition) lock, held by the session from before the transaction begins until
+ * after it ends. **Important**: not a transaction-level lock, because a REPEATABLE READ
+ * transaction takes its snapshot at its first statement — the one that would take the lock —
+ * so a run that committed the same partition between that snapshot and the lock would stay
+ * invisible, and its rows would survive our DELETE.
+ */
+export const LOCK_PARTITION_SQL = `SELECT pg_try_advisory_lock(hashtextextended(:lock_key, 0)) AS locked`;
+/** Ends whatever transaction is open and drops the partition lock (the session holds no other). */
+export const ROLLBACK_AND_UNLOCK_SQL = `ROLLBACK; SELECT pg_advisory_unlock_all()`;
+export const UNLOCK_SQL = `SELECT pg_advisory_unlock_all()`;
+
+/**
+ * The write transaction of the pushdown path, and (when the job has validation rules) its
+ * snapshot exported, so the source side of each rule can be read on another connection while
+ * the rows are written — from exactly the data the INSERT … SELECT reads.
+ */
+export function beginWriteSql(exportSnapshot: boolean): string {
+  return `BEGIN ISOLATION LEVEL REPEATABLE READ${exportSnapshot ? '; SELECT pg_export_snapshot() AS snapshot' : ''}`;
+}
+
+/** A read-only transaction on the snapshot `id` that pg_export_snapshot() returned. */
+export function beginInSnapshotSql(id: string): string {
+  // The id comes from the server (e.g. 00000003-0000001B-1), never from a user; checked anyway
+  // because SET TRANSACTION SNAPSHOT takes no bind parameter.
+  if (!/^[0-9A-F]+(?:-[0-9A-F]+)+$/i.test(id)) throw new Error(`unexpected snapshot id ${JSON.stringify(id)}`);
+  return `BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY; SET TRANSACTION SNAPSHOT '${id}'`;
 }
