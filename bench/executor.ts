@@ -2,7 +2,7 @@
  * Runs the real executor (Runner + PostgresPartitionTarget + a SQLite ledger) in-process, the
  * way `run-backfill` does, minus process start-up — the benchmarks measure the engine.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { partitionRange } from '../shared/partitions.ts';
@@ -43,7 +43,8 @@ export async function runExecutor(opts: {
   target: { server: PgServerInfo; database: string };
   mode?: WriteMode;
 }): Promise<RunOutcome & { writeMs: number; profile: Profile | undefined }> {
-  const store = openStore(join(mkdtempSync(join(tmpdir(), 'bfr-bench-')), 'ledger.sqlite'));
+  const ledgerDir = mkdtempSync(join(tmpdir(), 'bfr-bench-'));
+  const store = openStore(join(ledgerDir, 'ledger.sqlite'));
   const partitions = partitionRange({ from: opts.from, to: opts.to }, opts.job.unit, opts.job.timezone);
   const runId = `bench-${process.pid}-${++runCounter}`;
   const mode = opts.mode ?? opts.job.write_mode;
@@ -99,5 +100,6 @@ export async function runExecutor(opts: {
     return { ...outcome, writeMs: lastPublished - firstStart, profile };
   } finally {
     store.close();
+    rmSync(ledgerDir, { recursive: true, force: true });
   }
 }

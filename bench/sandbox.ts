@@ -40,9 +40,10 @@ export async function runSandboxBench(line: Line, rounds: number): Promise<void>
     left += leftBehind(dir).length;
     removeSandbox(dir);
 
-    const bareDir = mkdtempSync(join(tmpdir(), 'bfr-bench-bare-'));
+    // Not mkdtemp: as root, PostgreSQL runs as 'postgres' and cannot enter a 0700 root folder.
+    const bareDir = join(tmpdir(), `bfr-bench-bare-${process.pid}-${r}`);
     started = performance.now();
-    const pg = await startEmbeddedPostgres({ name: 'bench-bare', dir: join(bareDir, 'pg'), password: 'bench', persistent: false });
+    const pg = await startEmbeddedPostgres({ name: 'bench-bare', dir: bareDir, password: 'bench', persistent: false });
     bare.push(performance.now() - started);
     await pg.stop();
     rmSync(bareDir, { recursive: true, force: true });
