@@ -4,9 +4,11 @@ import type { PartitionRecord, Run } from '../engine/store/index.ts';
 import type { SanityReport } from '../engine/safety/sanity.ts';
 import type { RunMetrics } from '../engine/executor/metrics.ts';
 
-export function table(header: string[], rows: string[][]): string {
+/** Columns after the first are right-aligned (numbers) unless `leftAligned` names them (text). */
+export function table(header: string[], rows: string[][], leftAligned: readonly number[] = []): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]): string => cells.map((c, i) => (i === 0 ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ');
+  const left = (i: number): boolean => i === 0 || leftAligned.includes(i);
+  const line = (cells: string[]): string => cells.map((c, i) => (left(i) ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ').trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -62,6 +64,7 @@ export function formatRunList(runs: Run[]): string {
   return table(
     ['run id', 'job', 'status', 'published', 'range', 'created'],
     runs.map((r) => [r.runId, r.jobName, r.status, `${r.partitionsPublished}/${r.partitionsTotal}`, `${r.rangeFrom} → ${r.rangeTo}`, r.createdAt]),
+    [1, 2, 4, 5],
   );
 }
 
@@ -69,7 +72,7 @@ export function formatSanity(report: SanityReport): string {
   if (report.results.length === 0) return 'Source sanity checks: the job declares none (add `quality:` rules).';
   const rows = report.results.map((r) => [r.ok ? 'ok' : r.severity === 'fail' ? 'FAIL' : 'warn', r.rule, r.value === null ? '–' : String(r.value), r.threshold, r.message]);
   const head = report.blocked ? 'Source sanity checks: BLOCKED — the source is not healthy; fix it before recomputing from it' : 'Source sanity checks:';
-  return `${head}\n${table(['', 'rule', 'value', 'threshold', 'detail'], rows)}`;
+  return `${head}\n${table(['result', 'rule', 'value', 'threshold', 'detail'], rows, [1, 3, 4])}`;
 }
 
 export function formatMetrics(m: RunMetrics): string {
