@@ -92,6 +92,8 @@ describe('training scenarios, driven to their end', () => {
     const flags = ['refund-reason-daily', '--from', '2026-05-01', '--to', '2026-07-01', '--run-id', 'train-1', '--sleep-ms', '0', '--max-row-diff-ratio', '0.5'];
     expect(await ok(['check', 'refund-reason-daily', '--from', '2026-05-01', '--to', '2026-07-01'])).toContain('Source sanity checks:');
     expect(await ok([...flags, '--dry-run'])).toContain('Automation tier: manual (billing data');
+    expect((await runCli(ws, sandbox('check', '1'))).stdout).toContain('✗ evidence: snapshot backup: no snapshot taken for this run');
+    expect(await ok(['snapshot', 'refund-reason-daily', '--from', '2026-05-01', '--to', '2026-07-01', '--run-id', 'train-1'])).toContain('Snapshot of 61 partition(s)');
     // From another folder, as in the README: the workspace comes from BACKFILL_RUNBOOK_WORKSPACE.
     const elsewhere = await runCli({ ...ws, dir: tmpdir() }, ['signoff', 'request', '--run-id', 'train-1', '--out', join(dir, 'train-1.request.json')]);
     expect(elsewhere.code, elsewhere.stdout + elsewhere.stderr).toBe(0);

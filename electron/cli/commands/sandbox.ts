@@ -169,7 +169,7 @@ function sandboxConfigOf(dir: string): Config {
   const state = running(dir);
   if (state) return loadConfig(state.configFile);
   if (sandboxInUse(dir) !== undefined && existsSync(join(dir, 'backfill.config.yaml'))) return loadConfig(join(dir, 'backfill.config.yaml'));
-  throw new InputError(`the sandbox in ${dir} is not running: start it with run-backfill sandbox up`, { field: '--dir', value: dir });
+  throw new InputError(`the sandbox in ${dir} is not running: start it with run-backfill sandbox up`);
 }
 
 /** A connection to the sandbox warehouse, from the config the sandbox wrote. */

@@ -68,6 +68,16 @@ export function evidenceOf(store: Store, planHash: string | undefined, runId: st
   });
 }
 
+/** A snapshot of the partitions about to be overwritten, taken for this run since the scenario was loaded. */
+export function snapshotTaken(store: Store, runId: string | undefined, since: string): ScenarioCheck {
+  const ok = runId !== undefined && store.evidence.list({ kind: 'snapshot' }).some((e) => e.createdAt >= since && (e.body as { runId?: unknown } | null)?.runId === runId);
+  return {
+    name: 'evidence: snapshot backup',
+    ok,
+    detail: ok ? `a snapshot of the partitions run ${runId} overwrote is on record (run-backfill restore can undo it)` : `no snapshot taken for this run: run-backfill snapshot <job> --from … --to … --run-id ${runId ?? '<id>'} before executing`,
+  };
+}
+
 export function signedOff(store: Store, planHash: string | undefined): ScenarioCheck {
   const ok = planHash !== undefined && store.audit.list({}).some((e) => e.event === 'signoff.imported' && (e.detail as { planHash?: string }).planHash === planHash);
   return { name: 'evidence: lead sign-off', ok, detail: ok ? "a lead signed this run's plan before execution" : "no lead sign-off on record for this run's plan" };

@@ -7,7 +7,7 @@ import type { ScenarioView } from '../../../shared/contractTypes.ts';
 import type { Store } from '../store/index.ts';
 import type { PgClient } from '../targets/postgres/connect.ts';
 import type { S3Bucket } from '../targets/s3/bucket.ts';
-import { ORDERS, REFUNDS, coveringRuns, evidenceOf, noDuplicates, reconciles, resumedAfterStop, signedOff, succeededRun, type ScenarioCheck } from './checks.ts';
+import { ORDERS, REFUNDS, coveringRuns, evidenceOf, noDuplicates, reconciles, resumedAfterStop, signedOff, snapshotTaken, succeededRun, type ScenarioCheck } from './checks.ts';
 import { LAKE_SCENARIO } from './lakeScenario.ts';
 import { seedWarehouse } from './seed.ts';
 
@@ -36,13 +36,13 @@ export const SCENARIOS: readonly Scenario[] = [
     range: { from: '2026-05-01', to: '2026-07-01' },
     steps: [
       'run-backfill check refund-reason-daily --from 2026-05-01 --to 2026-07-01',
-      'run-backfill snapshot …   (back up the partitions about to be overwritten)',
+      'run-backfill snapshot refund-reason-daily --from 2026-05-01 --to 2026-07-01 --run-id <id>   (back up the partitions about to be overwritten)',
       'run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --sleep-ms 200 --max-row-diff-ratio 0.5 --dry-run',
       'run-backfill signoff request --run-id <id> → the lead signs → run-backfill signoff import sig.json',
       'run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --sleep-ms 200 --max-row-diff-ratio 0.5',
       'run-backfill export --run-id <id> --format html',
     ],
-    fixed: 'Every refund day from 2026-05-01 to 2026-06-30 equals a recomputation from the source, nothing is duplicated, and the run carries its sanity check, dry run, lead sign-off and reconciliation.',
+    fixed: 'Every refund day from 2026-05-01 to 2026-06-30 equals a recomputation from the source, nothing is duplicated, and the run carries its sanity check, snapshot, dry run, lead sign-off and reconciliation.',
     async inject({ client }) {
       await client.query(`delete from mart.refund_daily where refund_date >= '2026-05-01' and refund_date < '2026-07-01'`);
       await client.query(`insert into mart.refund_daily
@@ -61,6 +61,7 @@ export const SCENARIOS: readonly Scenario[] = [
           { kind: 'dry-run', label: 'dry run (impact scope)' },
           { kind: 'reconciliation', label: 'row-count comparison', byRun: true },
         ]),
+        snapshotTaken(store, run.runId, since),
         signedOff(store, run.planHash),
       ];
     },
