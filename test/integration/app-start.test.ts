@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { postgresDataDir } from '../../electron/engine/sandbox/index.ts';
+import { postgresDataDir, removeSandbox } from '../../electron/engine/sandbox/index.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 
@@ -78,5 +78,7 @@ describe('npm start', () => {
     const quitMs = Date.now() - quitting;
     expect(serversUnder(dataDir, lakeDir)).toEqual([]);
     console.info(`npm start: sandbox app ready in ${readyMs} ms (renderer prebuilt); quit in ${quitMs} ms with no PostgreSQL or S3 server left`);
+    removeSandbox(join(home, 'sandbox')); // as root its PostgreSQL data lives in /var/tmp
+    rmSync(home, { recursive: true, force: true });
   }, 180_000);
 });

@@ -8,7 +8,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { postgresDataDir } from '../../electron/engine/sandbox/index.ts';
+import { postgresDataDir, removeSandbox } from '../../electron/engine/sandbox/index.ts';
 import { signOff } from '../support/signoff.ts';
 import { runCli, startCli, type Workspace } from '../support/workspace.ts';
 
@@ -49,6 +49,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await runCli({ ...ws, dir: tmpdir() }, sandbox('down'));
+  removeSandbox(dir); // as root its PostgreSQL data lives in /var/tmp, not in the temp folder
 });
 
 async function load(id: number): Promise<void> {
