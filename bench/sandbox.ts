@@ -4,25 +4,15 @@
  * as the baseline measured in the same run, a bare embedded PostgreSQL's initdb and start.
  * (g) its stop: both servers gone, no process left behind.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { postgresDataDir, removeSandbox, startSandbox } from '../electron/engine/sandbox/index.ts';
+import { removeSandbox, startSandbox } from '../electron/engine/sandbox/index.ts';
+import { sandboxServerProcesses } from '../test/support/sandboxProcesses.ts';
 import { startEmbeddedPostgres } from '../electron/engine/sandbox/embeddedPostgres.ts';
 
 type Line = (name: string, value: string, target: string, pass: boolean, detail: string) => void;
 
-/** The sandbox's server processes still running: PostgreSQL on its data folder, s3rver on its lake. */
-function leftBehind(dir: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-af', 'postgres|s3rverProcess'], { encoding: 'utf8' })
-      .split('\n')
-      .filter((l) => l.includes(postgresDataDir(dir)) || l.includes(join(dir, 's3')));
-  } catch {
-    return [];
-  }
-}
 
 export async function runSandboxBench(line: Line, rounds: number): Promise<void> {
   const cold: number[] = [];
@@ -37,7 +27,7 @@ export async function runSandboxBench(line: Line, rounds: number): Promise<void>
     started = performance.now();
     await sandbox.stop();
     stops.push(performance.now() - started);
-    left += leftBehind(dir).length;
+    left += sandboxServerProcesses(dir).length;
     removeSandbox(dir);
 
     // Not mkdtemp: as root, PostgreSQL runs as 'postgres' and cannot enter a 0700 root folder.

@@ -4,30 +4,19 @@
  * PostgreSQL or S3 server process behind.
  */
 import { describe, expect, it } from 'vitest';
-import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { postgresDataDir, removeSandbox } from '../../electron/engine/sandbox/index.ts';
+import { removeSandbox } from '../../electron/engine/sandbox/index.ts';
+import { sandboxServerProcesses } from '../support/sandboxProcesses.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 
-/** The sandbox's server processes: PostgreSQL on its data folder, s3rver on its lake folder. */
-function serversUnder(dataDir: string, lakeDir: string): string[] {
-  try {
-    return execFileSync('pgrep', ['-af', 'postgres|s3rverProcess'], { encoding: 'utf8' })
-      .split('\n')
-      .filter((line) => line.includes(dataDir) || line.includes(lakeDir));
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-}
 
 describe('npm start', () => {
   it('opens on a fresh sandbox and leaves no process behind when it quits', async () => {
     const home = mkdtempSync(join(tmpdir(), 'bfr-start-'));
-    const dataDir = postgresDataDir(join(home, 'sandbox'));
-    const lakeDir = join(home, 'sandbox', 's3');
     const started = Date.now();
     const child = spawn(process.execPath, ['scripts/start.mjs', '--browser'], {
       cwd: root,
@@ -46,7 +35,7 @@ describe('npm start', () => {
     });
     const readyMs = Date.now() - started;
     expect(output).toContain('Sandbox workspace');
-    const servers = serversUnder(dataDir, lakeDir);
+    const servers = sandboxServerProcesses(join(home, 'sandbox'));
     expect(servers.filter((p) => p.includes('s3rverProcess'))).toHaveLength(1);
     expect(servers.length).toBeGreaterThan(1);
     const page = await fetch(url, { redirect: 'manual' });
@@ -70,13 +59,13 @@ describe('npm start', () => {
     const down = cli('down');
     expect(down.code).toBe(1);
     expect(down.out).toMatch(/was started by another process \(the app\?; its PostgreSQL has pid \d+\), not by sandbox up: quit it there\./);
-    expect(serversUnder(dataDir, lakeDir).length).toBeGreaterThan(1);
+    expect(sandboxServerProcesses(join(home, 'sandbox')).length).toBeGreaterThan(1);
 
     const quitting = Date.now();
     child.kill('SIGTERM');
     await new Promise((r) => child.once('exit', r));
     const quitMs = Date.now() - quitting;
-    expect(serversUnder(dataDir, lakeDir)).toEqual([]);
+    expect(sandboxServerProcesses(join(home, 'sandbox'))).toEqual([]);
     console.info(`npm start: sandbox app ready in ${readyMs} ms (renderer prebuilt); quit in ${quitMs} ms with no PostgreSQL or S3 server left`);
     removeSandbox(join(home, 'sandbox')); // as root its PostgreSQL data lives in /var/tmp
     rmSync(home, { recursive: true, force: true });

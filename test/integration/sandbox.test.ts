@@ -4,11 +4,12 @@
  * own definition of fixed, then `sandbox down` leaves no process behind.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { postgresDataDir, removeSandbox } from '../../electron/engine/sandbox/index.ts';
+import { removeSandbox } from '../../electron/engine/sandbox/index.ts';
+import { sandboxServerProcesses } from '../support/sandboxProcesses.ts';
 import { signOff } from '../support/signoff.ts';
 import { runCli, startCli, type Workspace } from '../support/workspace.ts';
 
@@ -24,17 +25,7 @@ const ws: Workspace = {
 const sandbox = (...args: string[]): string[] => ['sandbox', ...args, '--dir', dir];
 const ROOT = resolve(import.meta.dirname, '../..');
 
-/** The sandbox's own server processes: PostgreSQL on its data folder, s3rver on its lake folder. */
-function serverProcesses(): string[] {
-  const dataDir = postgresDataDir(dir);
-  try {
-    return execFileSync('pgrep', ['-af', 'postgres|s3rverProcess'], { encoding: 'utf8' })
-      .split('\n')
-      .filter((line) => line.includes(dataDir) || line.includes(join(dir, 's3')));
-  } catch {
-    return []; // pgrep exits 1 when nothing matches
-  }
-}
+const serverProcesses = (): string[] => sandboxServerProcesses(dir);
 
 let coldStartMs = 0;
 

@@ -11,7 +11,7 @@ import type { Command } from 'commander';
 import { removeSandbox, sandboxInUse, startSandbox } from '../../engine/sandbox/index.ts';
 import { checkTrainingScenario, listScenarios, loadTrainingScenario } from '../../engine/sandbox/training.ts';
 import { loadConfig } from '../../engine/plan/load.ts';
-import { openStore } from '../../engine/store/index.ts';
+import { openStore, type Store } from '../../engine/store/index.ts';
 import { openPg, type PgClient } from '../../engine/targets/postgres/connect.ts';
 import { InputError } from '../../../shared/errors.ts';
 import type { Config } from '../../../shared/schemas.ts';
@@ -98,37 +98,29 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
     .description('reset the sandbox warehouse and lake and load a scenario (its defect)')
     .option(...dirOption)
     .action(async (id: string, o: { dir: string }) =>
-      ctx.act(async (out) => {
-        const dir = resolve(o.dir);
-        const store = openStore(join(dir, 'runbook.sqlite'));
-        try {
-          const sc = await loadTrainingScenario({ config: sandboxConfigOf(dir), store, id: scenarioNumber(id) });
+      ctx.act((out) =>
+        withSandbox(o.dir, async (config, store) => {
+          const sc = await loadTrainingScenario({ config, store, id: scenarioNumber(id) });
           const lead = sc.lead.problem
             ? `The sandbox's lead cannot sign: ${sc.lead.problem}`
             : `The sandbox's lead signs off: run-backfill sign <request> --identity ${sc.lead.name} (passphrase "${sc.lead.passphrase}" — training only; a real lead's is never shown).`;
           out.say([`[Sandbox] scenario ${sc.id} loaded: ${sc.title}`, sc.story, '', `Fixed means: ${sc.fixed}`, '', 'Steps:', ...sc.steps.map((st) => `  ${st}`), '', lead, `Check your work: run-backfill sandbox check ${sc.id}`].join('\n'));
-        } finally {
-          store.close();
-        }
-        return EXIT.ok;
-      }, {}),
+          return EXIT.ok;
+        }),
+      {}),
     );
   sandbox
     .command('check <scenario>')
     .description("check a scenario's definition of fixed; exit 1 and what you missed when it does not hold")
     .option(...dirOption)
     .action(async (id: string, o: { dir: string }) =>
-      ctx.act(async (out) => {
-        const dir = resolve(o.dir);
-        const store = openStore(join(dir, 'runbook.sqlite'));
-        try {
-          const { scenario: sc, ok, checks } = await checkTrainingScenario({ config: sandboxConfigOf(dir), store, id: scenarioNumber(id) });
+      ctx.act((out) =>
+        withSandbox(o.dir, async (config, store) => {
+          const { scenario: sc, ok, checks } = await checkTrainingScenario({ config, store, id: scenarioNumber(id) });
           out.record('scenario-check', { id: sc.id, ok, checks }, [`Scenario ${sc.id}: ${sc.title} — ${ok ? 'FIXED' : 'not fixed yet'}`, ...checks.map((c) => `  ${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}`)].join('\n'));
           return ok ? EXIT.ok : EXIT.failed;
-        } finally {
-          store.close();
-        }
-      }, {}),
+        }),
+      {}),
     );
   sandbox
     .command('traffic')
@@ -162,6 +154,18 @@ function scenarioNumber(text: string): number {
   const n = Number(text);
   if (!Number.isInteger(n)) throw new InputError(`scenario ${JSON.stringify(text)} is not a number: see run-backfill sandbox scenarios`, { field: '<scenario>', value: text });
   return n;
+}
+
+/** `action` with the running sandbox's config and its ledger, closed after. */
+async function withSandbox(dirOption: string, action: (config: Config, store: Store) => Promise<ExitCode>): Promise<ExitCode> {
+  const dir = resolve(dirOption);
+  const config = sandboxConfigOf(dir);
+  const store = openStore(join(dir, 'runbook.sqlite'));
+  try {
+    return await action(config, store);
+  } finally {
+    store.close();
+  }
 }
 
 /** The config the running sandbox wrote — whether `sandbox up` or the app started it. */

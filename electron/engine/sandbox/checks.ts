@@ -56,7 +56,7 @@ export function succeededRun(store: Store, job: string, range: { from: string; t
   const run = runs.find((r) => r.status === 'succeeded');
   const name = `a ${job} run succeeded over the whole range`;
   if (run) return { name, ok: true, detail: `run ${run.runId} published ${run.partitionsPublished} partitions and reconciled`, planHash: run.planHash, runId: run.runId };
-  const latest = [...runs].sort((a, b) => b.createdAt.localeCompare(a.createdAt))[0];
+  const latest = runs[0]; // store.runs.list gives the newest first
   if (!latest) return { name, ok: false, detail: `no ${job} run covers ${range.from} → ${range.to} yet` };
   return { name, ok: false, detail: `run ${latest.runId} covers the range but is ${latest.status} (${latest.partitionsPublished} partition(s) published)`, planHash: latest.planHash, runId: latest.runId };
 }
