@@ -6,42 +6,15 @@
 import type { CallArgs } from '../../../shared/contract.ts';
 import type { EvidenceView, HistoryPage, RunDetail, RunSummary, TimelineEntry } from '../../../shared/contractTypes.ts';
 import type { Store } from '../store/index.ts';
+import type { AuditRow as StoreAuditRow, RunRow as StoreRunRow } from '../store/rows.ts';
 import { ServiceError } from './secrets.ts';
 import { partitionCell } from './steps.ts';
 import { runSummary } from './planning.ts';
 
-interface RunRow {
-  run_id: string;
-  job_name: string;
-  plan_hash: string;
-  status: RunSummary['status'];
-  tier: string | null;
-  range_from: string | null;
-  range_to: string | null;
-  unit: string | null;
-  partitions_total: number;
-  partitions_published: number;
-  partitions_failed: number;
-  rows_written: number;
-  requested_by: string | null;
-  executed_by: string | null;
-  halt_reason: string | null;
-  created_at: string;
-  started_at: string | null;
-  finished_at: string | null;
-}
-
-interface AuditRow {
-  seq: number;
-  at: string;
-  entity: string;
-  entity_id: string;
-  event: string;
-  from_status: string | null;
-  to_status: string | null;
-  actor: string;
-  detail_json: string;
-}
+/** The ledger's rows as the store defines them; a run's status narrowed to the contract's. */
+type RunRow = Omit<StoreRunRow, 'status'> & { status: RunSummary['status'] };
+/** The timeline selects every audit column but run_id. */
+type AuditRow = Omit<StoreAuditRow, 'run_id'>;
 
 const FILTER = `
   FROM runs
