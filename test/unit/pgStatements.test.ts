@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { markFromMeasuresSql } from '../../electron/engine/targets/postgres/marks.ts';
-import { beginInSnapshotSql, beginWriteSql, checksumSql, copyIntoSql, measureAndChecksumSql, measureAndMarkSql, recordHashProbeSql, type TargetShape } from '../../electron/engine/targets/postgres/statements.ts';
+import { beginInSnapshotSql, beginWriteSql, checksumSql, copyIntoSql, measureAndChecksumSql, measureAndMarkSql, recordHashProbeSql, sourceFingerprintSql, type TargetShape } from '../../electron/engine/targets/postgres/statements.ts';
 
 const shape: TargetShape = { quoted: '"mart"."events"', partitionColumn: 'day', columns: ['day', 'id', 'amount'], key: ['day', 'id'] };
 
@@ -52,6 +52,21 @@ describe('measures and marker in one statement', () => {
         'rows_written = EXCLUDED.rows_written, checksum = EXCLUDED.checksum, published_at = EXCLUDED.published_at) ' +
         'SELECT * FROM measured',
     );
+  });
+});
+
+describe('the fingerprint from the source rows', () => {
+  it('hashes each row cast to the table row type, columns in the table order, like a hash of t.*', () => {
+    const sql = sourceFingerprintSql('select amount, id, day from s where day >= :partition_start;', shape, ['day', 'id', 'amount'], ['amount'], 'record').replace(/\s+/g, ' ');
+    expect(sql).toBe(
+      'SELECT (count(*) FILTER (WHERE src."day" >= :partition_start AND src."day" < :partition_end))::bigint AS "rows", sum(src."amount")::text AS "amount", ' +
+        `md5(count(*)::text || ':' || coalesce(sum(hash_record_extended(ROW(src."day", src."id", src."amount")::"mart"."events", 0)), 0)::text) AS "__checksum" ` +
+        'FROM ( select amount, id, day from s where day >= :partition_start ) AS src',
+    );
+  });
+
+  it('uses the text form of the same row where the table has no record hash', () => {
+    expect(sourceFingerprintSql('select 1', shape, ['day', 'id', 'amount'], [], 'text')).toContain(`md5((ROW(src."day", src."id", src."amount")::"mart"."events")::text)`);
   });
 });
 

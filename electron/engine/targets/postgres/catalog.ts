@@ -136,3 +136,49 @@ export function requireColumns(table: TableInfo, names: readonly string[], field
     return column;
   });
 }
+
+/** A column of a query's result as the server describes it (RowDescription). */
+export interface QueryField {
+  name: string;
+  dataTypeID: number;
+  dataTypeModifier: number;
+}
+
+/**
+ * Whether an INSERT of a query's rows (with `fields`) into `table` stores every row exactly as
+ * the query returned it, so that what the partition holds afterwards can be known from the rows
+ * read: the query gives every column of the table with exactly its type and type modifier (no
+ * coercion, no default, no generated value), and nothing on the table — or on any of its
+ * partitions — can change, add or hide a row (no trigger, no rule, no row-level security).
+ * Otherwise the reason, in words.
+ */
+export async function storesRowsAsRead(client: PgClient, table: TableInfo, fields: readonly QueryField[]): Promise<{ ok: true } | { ok: false; reason: string }> {
+  const name = displayName([table.schema, table.name]);
+  if (table.kind !== 'table' && table.kind !== 'partitioned table') return { ok: false, reason: `${name} is a ${table.kind}` };
+  const facts = await client.query<{ triggers: string; rules: string; rls: boolean; plain: boolean }>(
+    `with tree as (select $1::regclass::oid as relid union select relid from pg_catalog.pg_partition_tree($1::regclass))
+     select (select count(*) from pg_catalog.pg_trigger g where g.tgrelid in (select relid from tree) and not g.tgisinternal)::text as triggers,
+            (select bool_and(c.relkind in ('r', 'p')) from pg_catalog.pg_class c where c.oid in (select relid from tree)) as plain,
+            (select count(*) from pg_catalog.pg_rewrite r where r.ev_class in (select relid from tree) and r.rulename <> '_RETURN')::text as rules,
+            coalesce((select bool_or(c.relrowsecurity) from pg_catalog.pg_class c where c.oid in (select relid from tree)), false) as rls`,
+    [table.quoted],
+  );
+  const f = facts.rows[0];
+  if (f === undefined || !f.plain) return { ok: false, reason: `${name} has a partition that is not a plain table` };
+  if (f.triggers !== '0') return { ok: false, reason: `${name} has triggers` };
+  if (f.rules !== '0') return { ok: false, reason: `${name} has rules` };
+  if (f.rls) return { ok: false, reason: `${name} has row-level security` };
+  const columns = await client.query<{ name: string; oid: string; typmod: number; generated: string }>(
+    `select a.attname::text as name, a.atttypid::text as oid, a.atttypmod as typmod, a.attgenerated::text as generated
+       from pg_catalog.pg_attribute a where a.attrelid = $1::regclass and a.attnum > 0 and not a.attisdropped`,
+    [table.quoted],
+  );
+  const byName = new Map(fields.map((x) => [x.name, x]));
+  for (const c of columns.rows) {
+    const field = byName.get(c.name);
+    if (c.generated !== '') return { ok: false, reason: `column ${c.name} is generated` };
+    if (field === undefined) return { ok: false, reason: `the source query does not give column ${c.name}` };
+    if (field.dataTypeID !== Number(c.oid) || field.dataTypeModifier !== c.typmod) return { ok: false, reason: `the source gives column ${c.name} in another type than the table's` };
+  }
+  return { ok: true };
+}

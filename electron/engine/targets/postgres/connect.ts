@@ -155,7 +155,7 @@ export interface QueryOutcome<T> {
   rows: T[];
   rowCount: number;
   /** The result's columns, in order (also present when no row came back). */
-  fields: { name: string; dataTypeID: number }[];
+  fields: { name: string; dataTypeID: number; dataTypeModifier: number }[];
 }
 
 /** Runs `sql` with `:name` parameters bound (see bindNamed); values never enter the text. */
@@ -166,7 +166,7 @@ export async function query<T = Record<string, unknown>>(
 ): Promise<QueryOutcome<T>> {
   const { text, values } = bindNamed(sql, params);
   const result = await client.query(text, values);
-  return { rows: result.rows as T[], rowCount: result.rowCount ?? 0, fields: result.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })) };
+  return { rows: result.rows as T[], rowCount: result.rowCount ?? 0, fields: result.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID, dataTypeModifier: f.dataTypeModifier })) };
 }
 
 /** `COPY … TO STDOUT` as a readable stream; pipe it with stream.pipeline. */

@@ -21,9 +21,9 @@ import type { PgClient } from './connect.ts';
 import { copyFrom, copyTo, query } from './connect.ts';
 import { binaryCopyFits, prepareCopySource, setCopyParameters, type CopySource } from './copySource.ts';
 import { PartitionSessions } from './partitionSessions.ts';
-import { resolveTable, requireColumns, type TableInfo } from './catalog.ts';
+import { resolveTable, requireColumns, storesRowsAsRead, type QueryField, type TableInfo } from './catalog.ts';
 import { classifyPgError, isLockTimeout } from './errors.ts';
-import { ensureMarksTable, markFromMeasuresSql, readMarks } from './marks.ts';
+import { ensureMarksTable, markFromMeasuresSql, readMarks, writeMark } from './marks.ts';
 import { ClientPool } from './pool.ts';
 import * as stmt from './statements.ts';
 import { quoteIdent } from './sql.ts';
@@ -39,6 +39,11 @@ export interface PostgresTargetOptions {
   writeMode: WriteMode;
   source: PostgresEndpoint;
   target: PostgresEndpoint;
+  /**
+   * Always read each written partition back for its measures and checksum, even where they
+   * could be computed from the source rows (see fingerprintFrom). For comparing the two.
+   */
+  scanTarget?: boolean;
 }
 
 type Params = Record<string, string>;
@@ -49,10 +54,18 @@ interface OpenSource {
   reader: Readable;
 }
 
-/** Step 2's outcome: the rows written, and the source side of the rules (maybe still being read). */
+/** What is read from the source beside the write, in its snapshot. */
+interface SourceSide {
+  /** The source side of each validation rule, in order. */
+  rules: Measures[];
+  /** The partition's measures and checksum computed from the rows read (see fingerprintFrom). */
+  fingerprint?: Measures;
+}
+
+/** Step 2's outcome: the rows written, and the source side (maybe still being read). */
 interface Written {
   rowsWritten: number;
-  sourceSide: Promise<Measures[]>;
+  sourceSide: Promise<SourceSide>;
 }
 
 export class PostgresPartitionTarget implements PartitionTarget {
@@ -66,6 +79,25 @@ export class PostgresPartitionTarget implements PartitionTarget {
   /** Duplicate keys cannot exist when a unique index covers the key: no need to count them. */
   private keyEnforced = false;
   private copySource: CopySource | undefined;
+  /**
+   * Where the partition's measures and checksum (marker, ledger) come from after a write:
+   * `target scan` reads the written partition back inside the transaction; `source rows`
+   * computes them from the rows the INSERT read, beside the write in the same snapshot — only
+   * for an overwrite pushed down into a table that provably stores those rows unchanged
+   * (storesRowsAsRead), where both give the same values by construction. The job's own rules
+   * still read the target back in the transaction, and reconcile() compares every marker's
+   * checksum with a fresh scan of the target after the run. `why` says why a target scan is
+   * needed, when it is. Decided in prepare().
+   */
+  private fingerprint: { from: 'target scan' | 'source rows'; why: string } = { from: 'target scan', why: '' };
+
+  get fingerprintFrom(): 'target scan' | 'source rows' {
+    return this.fingerprint.from;
+  }
+
+  get fingerprintWhy(): string {
+    return this.fingerprint.why;
+  }
 
   constructor(private readonly options: PostgresTargetOptions) {
     const { job, source, target } = options;
@@ -122,11 +154,28 @@ export class PostgresPartitionTarget implements PartitionTarget {
     }
     this.shape = { quoted: this.table.quoted, partitionColumn: job.target.partition_column, columns, key };
     this.numeric = columns.filter((c) => c !== job.target.partition_column && !key.includes(c) && this.table.columns.find((t) => t.name === c)?.numeric);
+    await this.chooseFingerprint(fields);
     if (!this.sameDatabase) {
       const selectList = columns.map((c) => `src.${quoteIdent(c)}`).join(', ');
       const binary = await this.withClient(this.sourcePool, (s) => this.withClient(this.targetPool, (t) => binaryCopyFits(s, t, this.table.quoted, fields)));
       this.copySource = await this.withClient(this.sourcePool, (client) => prepareCopySource(client, job.source.query, selectList, binary));
     }
+  }
+
+  private async chooseFingerprint(fields: readonly QueryField[]): Promise<void> {
+    const why = this.options.scanTarget
+      ? 'asked to read the target back'
+      : !this.sameDatabase
+      ? 'source and target are different servers'
+      : this.options.writeMode !== 'overwrite-partition'
+        ? `write mode ${this.options.writeMode} keeps rows the source did not give`
+        : this.shape.key.length > 0 && !this.keyEnforced
+          ? 'duplicate keys must be counted in the target'
+          : await this.withClient(this.targetPool, async (client) => {
+              const verdict = await storesRowsAsRead(client, this.table, fields);
+              return verdict.ok ? '' : verdict.reason;
+            });
+    this.fingerprint = { from: why === '' ? 'source rows' : 'target scan', why };
   }
 
   async readMarks(keys: readonly string[]): Promise<Map<string, PartitionMark>> {
@@ -176,25 +225,31 @@ export class PostgresPartitionTarget implements PartitionTarget {
    * that snapshot is exported and their source side is read beside the write (DESIGN §6 step 3).
    */
   private async writePushdown(client: PgClient, sessions: PartitionSessions, mode: WriteMode, params: Params): Promise<Written> {
-    const begun = (await client.query(stmt.beginWriteSql(this.options.job.validation.length > 0))) as unknown as { rows: { snapshot?: string }[] }[];
+    const fingerprint = this.fingerprintFrom === 'source rows';
+    const begun = (await client.query(stmt.beginWriteSql(this.options.job.validation.length > 0 || fingerprint))) as unknown as { rows: { snapshot?: string }[] }[];
     const snapshot = Array.isArray(begun) ? begun[1]?.rows[0]?.snapshot : undefined;
     const sourceSide = snapshot
-      ? sessions.beside(this.sourcePool, async (reader) => {
+      ? sessions.beside(this.sourcePool, async (reader): Promise<SourceSide> => {
           await reader.query(stmt.beginInSnapshotSql(snapshot));
-          const measures = await this.sourceMeasures(reader, params);
+          const rules = await this.sourceMeasures(reader, params);
+          const side: SourceSide = fingerprint ? { rules, fingerprint: await firstRow(reader, this.sourceFingerprintSql(), params) } : { rules };
           await reader.query('ROLLBACK');
-          return measures;
+          return side;
         })
-      : Promise.resolve([]);
+      : Promise.resolve({ rules: [] });
     return { rowsWritten: await this.writeRows(client, sessions, mode, params), sourceSide };
+  }
+
+  private sourceFingerprintSql(): string {
+    return stmt.sourceFingerprintSql(this.options.job.source.query, this.shape, this.table.columns.map((c) => c.name), this.numeric, this.checksumKind);
   }
 
   /** The target transaction in READ COMMITTED; the source side is read in the COPY's transaction. */
   private async writeByCopy(client: PgClient, sessions: PartitionSessions, mode: WriteMode, params: Params, source: Promise<OpenSource>): Promise<Written> {
     await client.query('BEGIN');
-    let sourceSide: Promise<Measures[]> = Promise.resolve([]);
+    let sourceSide: Promise<SourceSide> = Promise.resolve({ rules: [] });
     const onSourceSide = (side: Promise<Measures[]>): void => {
-      sourceSide = side;
+      sourceSide = side.then((rules) => ({ rules }));
     };
     const rowsWritten = await this.insertByCopy(client, sessions, mode, params, onSourceSide, source);
     return { rowsWritten, sourceSide };
@@ -245,8 +300,11 @@ export class PostgresPartitionTarget implements PartitionTarget {
   async reconcile(partition: Partition): Promise<ReconcileRow> {
     const params = this.params(partition, 'reconcile');
     const checks = await this.runRules(params);
-    const target = await this.readOnly(this.targetPool, (c) => firstRow(c, stmt.measureTargetSql(this.shape, this.numeric), params));
     const mark = (await this.readMarks([partition.key])).get(partition.key);
+    // The checksum the marker was published with, computed the same way over the target now.
+    const kind = mark?.checksum.startsWith(checksumPrefixOf('text')) ? 'text' : this.checksumKind;
+    const target = await this.readOnly(this.targetPool, (c) => firstRow(c, stmt.measureAndChecksumSql(this.shape, this.numeric, kind), params));
+    const checksumNow = `${checksumPrefixOf(kind)}${String(target.__checksum ?? '')}`;
     const targetCount = Number(target.rows);
     const duplicateKeys =
       this.shape.key.length > 0 && !this.keyEnforced ? Number((await this.readOnly(this.targetPool, (c) => firstRow(c, stmt.duplicateKeysSql(this.shape), params))).duplicates) : 0;
@@ -255,6 +313,8 @@ export class PostgresPartitionTarget implements PartitionTarget {
     if (!mark) problems.push('no marker row: the partition was never published');
     else if (this.options.writeMode === 'overwrite-partition' && mark.rowsWritten !== targetCount) {
       problems.push(`target holds ${targetCount} rows but ${mark.rowsWritten} were published by ${mark.runId}`);
+    } else if (mark.checksum !== checksumNow) {
+      problems.push(`the partition's checksum is ${checksumNow}, not the ${mark.checksum} published by ${mark.runId}: its rows changed after they were published`);
     }
     return { partition, checks, targetCount, markedRows: mark?.rowsWritten ?? null, markRunId: mark?.runId ?? null, duplicateKeys, ok: problems.length === 0, problems };
   }
@@ -349,7 +409,8 @@ export class PostgresPartitionTarget implements PartitionTarget {
    * the write transaction; then the source side (read beside the write) is compared.
    *
    * Step 4's marker row is written by the same statement as the measures (it needs their
-   * checksum), so it exists in the transaction before the checks are judged here. That is
+   * checksum) — or, where the measures come from the source rows (fingerprintFrom), right after
+   * they arrive — so it exists in the transaction before the checks are judged here. That is
    * invisible to everyone else: a failed check throws, and the transaction with the marker in
    * it rolls back.
    */
@@ -360,18 +421,22 @@ export class PostgresPartitionTarget implements PartitionTarget {
     for (const rule of rules) targetSide.push(await firstRow(client, rule.target, params));
     const duplicateKeys =
       this.shape.key.length > 0 && !this.keyEnforced ? Number((await firstRow(client, stmt.duplicateKeysSql(this.shape), params)).duplicates) : 0;
-    const checksumPrefix = `${this.checksumKind === 'record' ? 'h64' : 'md5'}:`;
-    const measured = await firstRow(client, stmt.measureAndMarkSql(this.shape, this.numeric, this.checksumKind, markFromMeasuresSql), {
-      ...params,
-      table: this.tableName,
-      key: partition.key,
-      plan_hash: ctx.planHash,
-      attempt: String(ctx.attempt),
-      rows: String(rowsWritten),
-      checksum_prefix: checksumPrefix,
-    });
+    const checksumPrefix = checksumPrefixOf(this.checksumKind);
+    let measured: Measures;
+    let side: SourceSide;
+    if (this.fingerprintFrom === 'source rows') {
+      side = await written.sourceSide;
+      if (!side.fingerprint) throw new Error('the partition fingerprint was not read from the source');
+      measured = side.fingerprint;
+      const checksum = `${checksumPrefix}${String(measured.__checksum ?? '')}`;
+      await writeMark(client, this.tableName, { partitionKey: partition.key, runId: ctx.runId, planHash: ctx.planHash, attempt: ctx.attempt, rowsWritten, checksum });
+    } else {
+      const mark = { table: this.tableName, key: partition.key, plan_hash: ctx.planHash, attempt: String(ctx.attempt), rows: String(rowsWritten), checksum_prefix: checksumPrefix };
+      measured = await firstRow(client, stmt.measureAndMarkSql(this.shape, this.numeric, this.checksumKind, markFromMeasuresSql), { ...params, ...mark });
+      side = await written.sourceSide;
+    }
     const { __checksum: md5, ...target } = measured;
-    const source = await written.sourceSide;
+    const source = side.rules;
     const checks = rules.map((rule, i) => compareMeasures(rule.name, source[i] ?? {}, targetSide[i] ?? {}, rule.tolerance));
     const targetCount = Number(target.rows);
     const problems = checks.filter((c) => !c.ok).map(describeCheck);
@@ -457,10 +522,10 @@ async function firstRow(client: PgClient, sql: string, params: Params): Promise<
 }
 
 /** Columns (and their types) the source query returns, asked of the server without running it for real. */
-async function sourceColumns(client: PgClient, sourceQuery: string): Promise<{ name: string; dataTypeID: number }[]> {
+async function sourceColumns(client: PgClient, sourceQuery: string): Promise<QueryField[]> {
   const probe = `SELECT * FROM ${stmt.sourceAsTable(sourceQuery)} LIMIT 0`;
   const r = await query(client, probe, { partition_start: '1970-01-01T00:00:00+00:00', partition_end: '1970-01-02T00:00:00+00:00', run_id: 'probe' });
-  return r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID }));
+  return r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID, dataTypeModifier: f.dataTypeModifier }));
 }
 
 /** Whether every column type of the table has an extended hash function (see recordHashProbeSql). */
@@ -473,6 +538,11 @@ async function recordHashWorks(client: PgClient, quoted: string): Promise<boolea
     if (code !== '42883' && code !== '0A000') throw err;
     return false;
   }
+}
+
+/** The marker checksum's prefix names how it was computed: `h64:` record hash, `md5:` row text. */
+function checksumPrefixOf(kind: stmt.ChecksumKind): string {
+  return kind === 'record' ? 'h64:' : 'md5:';
 }
 
 function targetRole(url: string): string {

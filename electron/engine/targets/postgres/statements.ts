@@ -89,11 +89,10 @@ export function duplicateKeysSql(shape: TargetShape): string {
  */
 // **Hazard**: the row is written `t.*`, never a bare `t`: a target column named "t" would win
 // over the table alias and only that column would be hashed.
-const ROW_HASH_SUM = `coalesce(sum(('x' || substr(md5((t.*)::text), 1, 16))::bit(64)::bigint), 0)`;
-const CHECKSUM = `md5(count(*)::text || ':' || ${ROW_HASH_SUM}::text)`;
+const TEXT_ROW_HASH = (row: string): string => `('x' || substr(md5((${row})::text), 1, 16))::bit(64)::bigint`;
 
 export function checksumSql(shape: TargetShape): string {
-  return `SELECT count(*)::bigint AS n, ${CHECKSUM} AS md5 FROM ${shape.quoted} AS t WHERE ${partitionFilter(shape, 't')}`;
+  return `SELECT count(*)::bigint AS n, ${checksumOf('text', 't.*')} AS md5 FROM ${shape.quoted} AS t WHERE ${partitionFilter(shape, 't')}`;
 }
 
 /**
@@ -101,9 +100,15 @@ export function checksumSql(shape: TargetShape): string {
  * (hash_record_extended, PostgreSQL 14+), about five times cheaper. Types without an extended
  * hash function (json, point…) make it fail with 42883; the caller then falls back to text.
  */
-const RECORD_CHECKSUM = `md5(count(*)::text || ':' || coalesce(sum(hash_record_extended(t.*, 0)), 0)::text)`;
+const RECORD_ROW_HASH = (row: string): string => `hash_record_extended(${row}, 0)`;
 
 export type ChecksumKind = 'record' | 'text';
+
+/** The partition checksum over rows `row` (an expression of each row). */
+function checksumOf(kind: ChecksumKind, row: string): string {
+  const hash = kind === 'record' ? RECORD_ROW_HASH(row) : TEXT_ROW_HASH(row);
+  return `md5(count(*)::text || ':' || coalesce(sum(${hash}), 0)::text)`;
+}
 
 /**
  * Fails with 42883 (or 0A000) exactly when the table's row cannot be hashed with
@@ -116,7 +121,7 @@ export function recordHashProbeSql(shape: Pick<TargetShape, 'quoted'>): string {
 
 /** measureTargetSql and a checksum in one scan of the partition (inside the write transaction). */
 export function measureAndChecksumSql(shape: TargetShape, numericColumns: readonly string[], kind: ChecksumKind): string {
-  return `SELECT ${measureList(numericColumns, 't.')}, ${kind === 'record' ? RECORD_CHECKSUM : CHECKSUM} AS "__checksum" FROM ${shape.quoted} AS t WHERE ${partitionFilter(shape, 't')}`;
+  return `SELECT ${measureList(numericColumns, 't.')}, ${checksumOf(kind, 't.*')} AS "__checksum" FROM ${shape.quoted} AS t WHERE ${partitionFilter(shape, 't')}`;
 }
 
 /**
@@ -125,6 +130,23 @@ export function measureAndChecksumSql(shape: TargetShape, numericColumns: readon
  */
 export function measureAndMarkSql(shape: TargetShape, numericColumns: readonly string[], kind: ChecksumKind, markUpsert: (measured: string) => string): string {
   return `WITH measured AS (${measureAndChecksumSql(shape, numericColumns, kind)}), mark AS (${markUpsert('measured')}) SELECT * FROM measured`;
+}
+
+/**
+ * The measures and checksum measureAndChecksumSql would read from the target partition after
+ * an overwrite, computed instead from the rows the source query returns — for a target that
+ * provably stores them unchanged (see catalog.ts storesRowsAsRead). Each row is cast to the
+ * target's own row type, `tableColumns` in the table's order, so the hash meets the same column
+ * types, collations and dropped columns as a hash of `t.*`. "rows" counts only the rows inside
+ * the partition, as a scan of it would; the sums and the checksum take every row, which is the
+ * same thing exactly when "rows" equals the rows inserted — and otherwise the partition fails
+ * validation and none of it is published.
+ */
+export function sourceFingerprintSql(sourceQuery: string, shape: TargetShape, tableColumns: readonly string[], numericColumns: readonly string[], kind: ChecksumKind): string {
+  const row = `ROW(${list(tableColumns, 'src.')})::${shape.quoted}`;
+  const sums = numericColumns.map((c) => `sum(src.${quoteIdent(c)})::text AS ${quoteIdent(c)}`);
+  const measures = [`(count(*) FILTER (WHERE ${partitionFilter(shape, 'src')}))::bigint AS "rows"`, ...sums].join(', ');
+  return `SELECT ${measures}, ${checksumOf(kind, row)} AS "__checksum" FROM ${sourceAsTable(sourceQuery)}`;
 }
 
 /** Staging table for the COPY path of upsert / append-dedupe; gone at commit or rollback. */
