@@ -42,6 +42,8 @@ export async function runExecutor(opts: {
   source: { server: PgServerInfo; database: string };
   target: { server: PgServerInfo; database: string };
   mode?: WriteMode;
+  /** Read each written partition back for its measures and checksum (see PostgresTargetOptions). */
+  scanTarget?: boolean;
 }): Promise<RunOutcome & { writeMs: number; profile: Profile | undefined }> {
   const ledgerDir = mkdtempSync(join(tmpdir(), 'bfr-bench-'));
   const store = openStore(join(ledgerDir, 'ledger.sqlite'));
@@ -74,6 +76,7 @@ export async function runExecutor(opts: {
     writeMode: mode,
     source: { name: sameServer ? 'dst' : 'src', connection: pgConnection(opts.source.server, opts.source.database), password: opts.source.server.password },
     target: { name: 'dst', connection: pgConnection(opts.target.server, opts.target.database), password: opts.target.server.password },
+    scanTarget: opts.scanTarget,
   });
   try {
     // The write phase (first partition started → last published) apart from the final

@@ -4,13 +4,17 @@
  *
  *   (a) overwrite 1M rows over 30 partitions ÷ the same BEGIN; DELETE; INSERT … SELECT; COMMIT
  *       statements sent directly over one connection        — target ≤ 1.10
+ *       Printed beside it: the same with the partition read back for its fingerprint (the path
+ *       for tables that may change rows), and the same job without its validation rule (the
+ *       executor's own machinery, without the query the job asks to run on the target).
  *   (b) cross-server COPY path rows/s ÷ a plain COPY TO/FROM pipe between the same servers
  *                                                           — target ≥ 0.80
  *   (c) the executor's own overhead per empty partition     — target < 20 ms
  *   (d), (e) S3: snapshot vs rclone, peak memory of an export  — see bench/s3.ts
  *   (f), (g) the sandbox: cold start (< 10 s) and stop (no process left) — see bench/sandbox.ts
  *
- * BENCH_ROWS (default 1,000,000) and BENCH_ROUNDS (default 3; the median is reported) tune it.
+ * BENCH_ROWS (default 1,000,000) and BENCH_ROUNDS (default 4; (a) reports means over rounds run in
+ * alternating order, the others the median) tune it.
  * BENCH_ONLY=pg runs (a)–(c) and skips the S3 benches (for iterating on the Postgres path);
  * BENCH_ONLY=a, b or c runs that one alone; BENCH_ONLY=sandbox runs (f) and (g) alone.
  * BENCH_PROFILE=1 also prints, for (a) and (b), the time per partition of each statement kind
@@ -24,12 +28,12 @@ import pg from 'pg';
 import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { startEmbeddedPostgres, type PgServerInfo, type RunningPg } from '../electron/engine/sandbox/embeddedPostgres.ts';
 import { benchJob, runExecutor } from './executor.ts';
-import { installProfiler, printProfile, type Profile } from './profile.ts';
+import { installProfiler, printProfile, profiling, resetProfile, snapshotProfile, type Profile } from './profile.ts';
 import { runS3Benches } from './s3.ts';
 import { runSandboxBench } from './sandbox.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 4);
 const DAYS = 30;
 const FROM = '2026-01-01';
 const TO = '2026-01-31';
@@ -67,7 +71,9 @@ async function seed(server: PgServerInfo, withSource: boolean): Promise<void> {
     );
     await c.query(`CREATE INDEX ON src_events (day)`);
     await c.query(`INSERT INTO mart.events SELECT * FROM src_events`);
-    await c.query(`ANALYZE`);
+    // Vacuumed once, as a settled table would be: hint bits and the visibility map set, so no
+    // round pays for being the first to read the new rows.
+    await c.query(`VACUUM ANALYZE`);
   }
   await c.end();
 }
@@ -82,8 +88,9 @@ const validation = [
 ];
 
 /** (a) baseline: the statements the executor's pushdown boils down to, over one connection. */
-async function directStatements(server: PgServerInfo): Promise<number> {
+async function directStatements(server: PgServerInfo, profiles?: (Profile | undefined)[]): Promise<number> {
   const c = await client(server, 'bench');
+  resetProfile();
   const started = performance.now();
   for (let d = 0; d < DAYS; d++) {
     const day = new Date(Date.parse(`${FROM}T00:00:00Z`) + d * 86_400_000).toISOString().slice(0, 10);
@@ -94,6 +101,7 @@ async function directStatements(server: PgServerInfo): Promise<number> {
     await c.query('COMMIT');
   }
   const ms = performance.now() - started;
+  profiles?.push(profiling() ? snapshotProfile() : undefined);
   await c.end();
   return ms;
 }
@@ -130,6 +138,10 @@ async function plainCopyPipe(a: PgServerInfo, b: PgServerInfo, binary = false): 
   return ms;
 }
 
+function mean(values: number[]): number {
+  return values.reduce((x, y) => x + y, 0) / values.length;
+}
+
 function median(values: number[]): number {
   const sorted = [...values].sort((x, y) => x - y);
   return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
@@ -148,9 +160,12 @@ async function main(): Promise<void> {
   const servers: RunningPg[] = [];
   try {
     const password = randomBytes(12).toString('base64url');
-    const a = await startEmbeddedPostgres({ name: 'bench-a', dir: join(tmpdir(), `bfr-bench-a-${process.pid}`), password, persistent: false, fast: true });
+    // No autovacuum: a million dead rows per pass would wake it at a random moment in the middle
+    // of one side's measurement. Each round vacuums explicitly before it starts instead.
+    const quiet = ['-c', 'autovacuum=off', '-c', 'shared_buffers=1GB'];
+    const a = await startEmbeddedPostgres({ name: 'bench-a', dir: join(tmpdir(), `bfr-bench-a-${process.pid}`), password, persistent: false, fast: true, extraFlags: quiet });
     servers.push(a);
-    const b = await startEmbeddedPostgres({ name: 'bench-b', dir: join(tmpdir(), `bfr-bench-b-${process.pid}`), password, persistent: false, fast: true });
+    const b = await startEmbeddedPostgres({ name: 'bench-b', dir: join(tmpdir(), `bfr-bench-b-${process.pid}`), password, persistent: false, fast: true, extraFlags: quiet });
     servers.push(b);
     console.log(`Seeding ${ROWS.toLocaleString('en-US')} rows over ${DAYS} daily partitions…`);
     await seed(a.info, true);
@@ -162,24 +177,45 @@ async function main(): Promise<void> {
     const executor: number[] = [];
     const reconcile: number[] = [];
     const profilesA: (Profile | undefined)[] = [];
+    const profilesDirect: (Profile | undefined)[] = [];
+    const readBack: number[] = [];
+    const noRule: number[] = [];
+    // The same job without its validation rule: the executor's own machinery alone.
+    const jobNoRule = benchJob({ name: 'bench-overwrite-norule', sourceQuery: SOURCE_QUERY, table: 'mart.events', partitionColumn: 'day', key: ['day', 'id'] });
     // Warm both paths once so caches are equally hot, then alternate rounds.
     if (want('a')) {
       await directStatements(a.info);
       await runExecutor({ job: jobA, from: FROM, to: TO, source: db, target: db });
     }
-    for (let r = 0; want('a') && r < ROUNDS; r++) {
-      // Each pass leaves a million dead rows: vacuum before each measurement so neither side
-      // pays for the other's garbage (or meets autovacuum half way).
+    const executorPass = async (variant: 'as shipped' | 'read back' | 'no rule'): Promise<void> => {
       await vacuum(a.info);
-      direct.push(await directStatements(a.info));
-      await vacuum(a.info);
-      const outcome = await runExecutor({ job: jobA, from: FROM, to: TO, source: db, target: db });
+      const job = variant === 'no rule' ? jobNoRule : jobA;
+      const outcome = await runExecutor({ job, from: FROM, to: TO, source: db, target: db, scanTarget: variant === 'read back' });
       if (outcome.status !== 'succeeded') throw new Error(`executor run ${outcome.status}: ${outcome.reason}`);
+      if (variant !== 'as shipped') {
+        (variant === 'read back' ? readBack : noRule).push(outcome.writeMs);
+        return;
+      }
       executor.push(outcome.writeMs);
       profilesA.push(outcome.profile);
       reconcile.push(outcome.ms - outcome.writeMs);
+    };
+    const directPass = async (): Promise<void> => {
+      await vacuum(a.info);
+      direct.push(await directStatements(a.info, profilesDirect));
+    };
+    for (let r = 0; want('a') && r < ROUNDS; r++) {
+      // Each pass leaves a million dead rows: vacuumed before each measurement so neither side
+      // pays for the other's garbage. A pass rewrites every row into the free space the last
+      // vacuum left, so consecutive passes write into alternating halves of the table's file,
+      // which are not equally fast: the order alternates too (ABBA), and each side meets both.
+      const passes = [directPass, () => executorPass('as shipped'), () => executorPass('read back'), () => executorPass('no rule')];
+      for (const pass of r % 2 === 0 ? passes : passes.reverse()) await pass();
     }
-    const ratioA = median(executor) / median(direct);
+    // Means over rounds in both orders (an even number of rounds balances them exactly).
+    const ratioA = mean(executor) / mean(direct);
+    const ratioReadBack = mean(readBack) / mean(direct);
+    const ratioNoRule = mean(noRule) / mean(direct);
 
     const jobB = benchJob({ name: 'bench-copy', sourceQuery: SOURCE_QUERY, table: 'mart.events', partitionColumn: 'day', key: ['day', 'id'] });
     const pipeMs: number[] = [];
@@ -210,10 +246,16 @@ async function main(): Promise<void> {
     const perEmpty = median(empty);
 
     console.log('');
-    console.log(`Backfill Runbook benchmarks — ${ROWS.toLocaleString('en-US')} rows, ${DAYS} partitions, median of ${ROUNDS} rounds`);
-    if (want('a')) line('(a) executor ÷ direct statements', ratioA.toFixed(3), '≤ 1.10', ratioA <= 1.1, `executor ${median(executor).toFixed(0)} ms, direct ${median(direct).toFixed(0)} ms (+ reconciliation ${median(reconcile).toFixed(0)} ms)`);
+    console.log(`Backfill Runbook benchmarks — ${ROWS.toLocaleString('en-US')} rows, ${DAYS} partitions, ${ROUNDS} rounds`);
+    if (want('a')) {
+      line('(a) executor ÷ direct statements', ratioA.toFixed(3), '≤ 1.10', ratioA <= 1.1, `executor ${mean(executor).toFixed(0)} ms, direct ${mean(direct).toFixed(0)} ms (+ reconciliation ${mean(reconcile).toFixed(0)} ms)`);
+      console.log(`    the same, the partition read back for its fingerprint: ${ratioReadBack.toFixed(3)} (${mean(readBack).toFixed(0)} ms; the path for tables that may change rows)`);
+      console.log(`    the same job without its validation rule: ${ratioNoRule.toFixed(3)} (${mean(noRule).toFixed(0)} ms; the executor's own lock, snapshot, fingerprint, marker and ledger)`);
+      console.log(`    per round, direct / executor / read back / no rule (ms): ${direct.map((d, i) => [d, executor[i], readBack[i], noRule[i]].map((x) => (x ?? 0).toFixed(0)).join('/')).join('  ')}`);
+    }
     if (want('b')) line('(b) cross-server COPY ÷ plain COPY pipe', ratioB.toFixed(3), '≥ 0.80', ratioB >= 0.8, `executor ${Math.round(copyRps).toLocaleString('en-US')} rows/s, pipe ${Math.round(pipeRps).toLocaleString('en-US')} rows/s (a binary pipe: ${Math.round(binaryPipeRps).toLocaleString('en-US')} rows/s, executor ÷ it ${(copyRps / binaryPipeRps).toFixed(3)})`);
     if (want('c')) line('(c) overhead per empty partition', `${perEmpty.toFixed(2)} ms`, '< 20 ms', perEmpty < 20, `${EMPTY_PARTITIONS} empty partitions`);
+    printProfile('(a) direct statements', medianProfile(direct, profilesDirect), median(direct), DAYS);
     printProfile('(a) executor, pushdown', medianProfile(executor, profilesA), median(executor), DAYS);
     printProfile('(b) executor, cross-server COPY', medianProfile(copyMs, profilesB), median(copyMs), DAYS);
     if (!want('s3')) console.log(`(d), (e) skipped: BENCH_ONLY=${ONLY}`);
