@@ -228,6 +228,9 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const fingerprint = this.fingerprintFrom === 'source rows';
     const begun = (await client.query(stmt.beginWriteSql(this.options.job.validation.length > 0 || fingerprint))) as unknown as { rows: { snapshot?: string }[] }[];
     const snapshot = Array.isArray(begun) ? begun[1]?.rows[0]?.snapshot : undefined;
+    if (mode === 'overwrite-partition') await query(client, stmt.deletePartitionSql(this.shape), params);
+    // The source side starts once the DELETE is done: beside it, both would compete for the
+    // same cores to no gain — the snapshot was fixed at BEGIN, so it reads the same data anyway.
     const sourceSide = snapshot
       ? sessions.beside(this.sourcePool, async (reader): Promise<SourceSide> => {
           await reader.query(stmt.beginInSnapshotSql(snapshot));
@@ -237,7 +240,7 @@ export class PostgresPartitionTarget implements PartitionTarget {
           return side;
         })
       : Promise.resolve({ rules: [] });
-    return { rowsWritten: await this.writeRows(client, sessions, mode, params), sourceSide };
+    return { rowsWritten: await this.insertPushdown(client, mode, params), sourceSide };
   }
 
   private sourceFingerprintSql(): string {
