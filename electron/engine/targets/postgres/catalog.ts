@@ -1,7 +1,7 @@
 // Resolving user-written table and column names against pg_catalog. Names are looked up with
 // bound parameters and come back quoted part by part, so no user text is ever spliced into SQL.
 import { InputError, showValue } from '../../../../shared/errors.ts';
-import type { PgClient } from './connect.ts';
+import type { PgClient, QueryField } from './connect.ts';
 import { editDistance, parseQualifiedName, quoteQualified } from './sql.ts';
 
 export interface ColumnInfo {
@@ -135,13 +135,6 @@ export function requireColumns(table: TableInfo, names: readonly string[], field
     seen.add(name);
     return column;
   });
-}
-
-/** A column of a query's result as the server describes it (RowDescription). */
-export interface QueryField {
-  name: string;
-  dataTypeID: number;
-  dataTypeModifier: number;
 }
 
 /**

@@ -151,11 +151,18 @@ export function redactUrl(url: string): string {
   return result.replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
+/** A column of a query's result as the server describes it (RowDescription). */
+export interface QueryField {
+  name: string;
+  dataTypeID: number;
+  dataTypeModifier: number;
+}
+
 export interface QueryOutcome<T> {
   rows: T[];
   rowCount: number;
   /** The result's columns, in order (also present when no row came back). */
-  fields: { name: string; dataTypeID: number; dataTypeModifier: number }[];
+  fields: QueryField[];
 }
 
 /** Runs `sql` with `:name` parameters bound (see bindNamed); values never enter the text. */

@@ -17,11 +17,11 @@ import { InputError } from '../../../../shared/errors.ts';
 import { compareMeasures, describeCheck } from '../../executor/compare.ts';
 import { AbortedError, PartitionBusyError, PartitionValidationError } from '../../executor/errors.ts';
 import type { DryRunRow, Measures, PartitionMark, PartitionTarget, PartitionWriteResult, ReconcileRow, RuleCheck, WriteContext } from '../../executor/types.ts';
-import type { PgClient } from './connect.ts';
+import type { PgClient, QueryField } from './connect.ts';
 import { copyFrom, copyTo, query } from './connect.ts';
 import { binaryCopyFits, prepareCopySource, setCopyParameters, type CopySource } from './copySource.ts';
 import { PartitionSessions } from './partitionSessions.ts';
-import { resolveTable, requireColumns, storesRowsAsRead, type QueryField, type TableInfo } from './catalog.ts';
+import { resolveTable, requireColumns, storesRowsAsRead, type TableInfo } from './catalog.ts';
 import { classifyPgError, isLockTimeout } from './errors.ts';
 import { ensureMarksTable, markFromMeasuresSql, readMarks, writeMark } from './marks.ts';
 import { ClientPool } from './pool.ts';
@@ -163,19 +163,19 @@ export class PostgresPartitionTarget implements PartitionTarget {
   }
 
   private async chooseFingerprint(fields: readonly QueryField[]): Promise<void> {
-    const why = this.options.scanTarget
-      ? 'asked to read the target back'
-      : !this.sameDatabase
-      ? 'source and target are different servers'
-      : this.options.writeMode !== 'overwrite-partition'
-        ? `write mode ${this.options.writeMode} keeps rows the source did not give`
-        : this.shape.key.length > 0 && !this.keyEnforced
-          ? 'duplicate keys must be counted in the target'
-          : await this.withClient(this.targetPool, async (client) => {
-              const verdict = await storesRowsAsRead(client, this.table, fields);
-              return verdict.ok ? '' : verdict.reason;
-            });
+    const why = await this.whyReadBack(fields);
     this.fingerprint = { from: why === '' ? 'source rows' : 'target scan', why };
+  }
+
+  /** Why the written partition must be read back for its fingerprint; '' when it need not. */
+  private async whyReadBack(fields: readonly QueryField[]): Promise<string> {
+    const { scanTarget, writeMode } = this.options;
+    if (scanTarget) return 'asked to read the target back';
+    if (!this.sameDatabase) return 'source and target are different servers';
+    if (writeMode !== 'overwrite-partition') return `write mode ${writeMode} keeps rows the source did not give`;
+    if (this.shape.key.length > 0 && !this.keyEnforced) return 'duplicate keys must be counted in the target';
+    const verdict = await this.withClient(this.targetPool, (client) => storesRowsAsRead(client, this.table, fields));
+    return verdict.ok ? '' : verdict.reason;
   }
 
   async readMarks(keys: readonly string[]): Promise<Map<string, PartitionMark>> {
