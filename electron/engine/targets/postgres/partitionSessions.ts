@@ -94,11 +94,4 @@ export class PartitionSessions {
   detachAbort(): void {
     this.signal?.removeEventListener('abort', this.onAbort);
   }
-
-  /** Gives `client` up to the caller, who releases it to the returned pool when done with it. */
-  handOff(client: PgClient): ClientPool | undefined {
-    const pool = this.held.get(client);
-    this.held.delete(client);
-    return pool;
-  }
 }

@@ -200,13 +200,9 @@ export class PostgresPartitionTarget implements PartitionTarget {
       ctx.onValidated(result);
       // Committing: a stop-now from here on lets the COMMIT finish rather than cut it short.
       sessions.detachAbort();
-      await client.query('COMMIT');
-      // The lock is dropped off the critical path; the session returns to its pool after that.
-      const pool = sessions.handOff(client);
-      void client.query(stmt.UNLOCK_SQL).then(
-        () => pool?.release(client),
-        () => pool?.release(client, true),
-      );
+      // The lock is dropped in the COMMIT's round trip (skipped if the COMMIT fails), so the
+      // session is free at once and the next partition writes on this same warm backend.
+      await client.query(stmt.COMMIT_AND_UNLOCK_SQL);
       return result;
     } catch (err) {
       await sessions.cancelAll(client); // the source side may still be reading

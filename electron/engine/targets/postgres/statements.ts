@@ -168,7 +168,8 @@ export function copyIntoSql(tableQuoted: string, columns: readonly string[], bin
 export const LOCK_PARTITION_SQL = `SELECT pg_try_advisory_lock(hashtextextended(:lock_key, 0)) AS locked`;
 /** Ends whatever transaction is open and drops the partition lock (the session holds no other). */
 export const ROLLBACK_AND_UNLOCK_SQL = `ROLLBACK; SELECT pg_advisory_unlock_all()`;
-export const UNLOCK_SQL = `SELECT pg_advisory_unlock_all()`;
+/** Commits, then drops the partition lock; a failed COMMIT ends the query before the unlock. */
+export const COMMIT_AND_UNLOCK_SQL = `COMMIT; SELECT pg_advisory_unlock_all()`;
 
 /**
  * The write transaction of the pushdown path, and (when the job has validation rules) its
