@@ -19,7 +19,9 @@ function kind(sql: string): string {
   const s = sql.replace(/\s+/g, ' ').trim();
   if (/^COPY \(/i.test(s)) return 'COPY out (source)';
   if (/^COPY /i.test(s)) return 'COPY in (target)';
-  if (/pg_try_advisory_xact_lock/.test(s)) return 'lock' + (/pg_export_snapshot/.test(s) ? ' + export snapshot' : '');
+  if (/pg_try_advisory_(?:xact_)?lock/.test(s)) return 'lock' + (/pg_export_snapshot/.test(s) ? ' + export snapshot' : '');
+  if (/^BEGIN ISOLATION LEVEL REPEATABLE READ; SELECT pg_export_snapshot/i.test(s)) return 'begin + export snapshot';
+  if (/^COMMIT; SELECT pg_advisory_unlock_all/i.test(s)) return 'commit + unlock';
   if (/__checksum/.test(s)) return 'measures + checksum';
   if (/partition_marks/.test(s)) return /^INSERT/i.test(s) ? 'marker insert' : 'marker read';
   if (/HAVING count\(\*\) > 1/.test(s)) return 'duplicate keys';

@@ -153,6 +153,42 @@ describe('the fingerprint computed from the source rows', () => {
     }
   });
 
+  it('a marker that cannot be written, sent with the COMMIT, rolls the partition back: nothing published, the lock free', async () => {
+    await makeTarget('tgt_nomark');
+    // The marker row for this one table is refused by the server, as a full disk or a revoked
+    // grant would refuse it.
+    await db.client.query(`CREATE OR REPLACE FUNCTION refuse_mark() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN IF NEW.target_table = 'public.tgt_nomark' THEN RAISE EXCEPTION 'marker refused'; END IF; RETURN NEW; END $$`);
+    await db.client.query(`CREATE TRIGGER refuse_mark BEFORE INSERT OR UPDATE ON backfill_runbook.partition_marks FOR EACH ROW EXECUTE FUNCTION refuse_mark()`);
+    const t = partitionTarget('tgt_nomark');
+    try {
+      await t.prepare();
+      expect(t.fingerprintFrom).toBe('source rows');
+      let validated = false;
+      const err = await t.writePartition(DAY, { ...context(), onValidated: () => void (validated = true) }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(validated).toBe(true); // the checks passed: it is the marker that failed
+      expect((err as Error).message).toContain('marker refused');
+      const left = await db.client.query<{ id: number }>(`SELECT id FROM tgt_nomark ORDER BY id`);
+      expect(left.rows.map((r) => r.id)).toEqual([99]);
+      expect(await markChecksum('tgt_nomark')).toBeUndefined();
+      const lock = await db.client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok`, [`backfill_runbook:public.tgt_nomark:${DAY.key}`]);
+      expect(lock.rows[0]?.ok).toBe(true);
+      await db.client.query(`SELECT pg_advisory_unlock_all()`);
+
+      // Once the marker can be written, the same target (and its pooled sessions) publishes.
+      await db.client.query(`DROP TRIGGER refuse_mark ON backfill_runbook.partition_marks`);
+      const result = await t.writePartition(DAY, context());
+      expect(result.targetCount).toBe(4);
+      expect(await markChecksum('tgt_nomark')).toBe(result.checksum);
+    } finally {
+      await db.client.query(`DROP TRIGGER IF EXISTS refuse_mark ON backfill_runbook.partition_marks`);
+      await t.close();
+    }
+  });
+
   it('rows the source returns outside the partition fail validation; nothing is published', async () => {
     await makeTarget('tgt_outside');
     const t = partitionTarget('tgt_outside', { sourceQuery: SOURCE_QUERY.replace('and day < :partition_end', "and day < (:partition_end)::date + 1") });

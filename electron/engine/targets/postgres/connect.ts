@@ -176,6 +176,28 @@ export async function query<T = Record<string, unknown>>(
   return { rows: result.rows as T[], rowCount: result.rowCount ?? 0, fields: result.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID, dataTypeModifier: f.dataTypeModifier })) };
 }
 
+/**
+ * The statements `send` issues go out together and are answered in order: one round trip for
+ * all of them (the driver's pipeline mode, on just for these, on a session nothing else uses).
+ * **Hazard**: each statement is its own protocol unit, so one that fails does not stop those
+ * after it — send together only statements that may run regardless. Waits for every answer,
+ * then throws the first failure, if any.
+ */
+export async function pipelined<T extends readonly unknown[] | []>(client: PgClient, send: () => T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+  const driver = client as PgClient & { pipeline: boolean };
+  driver.pipeline = true;
+  let settled: PromiseSettledResult<unknown>[];
+  try {
+    // Every statement must be queued before pipeline mode is switched off again.
+    settled = await Promise.allSettled(send() as readonly unknown[]);
+  } finally {
+    driver.pipeline = false;
+  }
+  const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
+  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+}
+
 /** `COPY … TO STDOUT` as a readable stream; pipe it with stream.pipeline. */
 export function copyTo(client: PgClient, sql: string): Readable & { rowCount: number } {
   return client.query(pgCopy.to(sql));

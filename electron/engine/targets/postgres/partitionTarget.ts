@@ -18,7 +18,7 @@ import { compareMeasures, describeCheck } from '../../executor/compare.ts';
 import { AbortedError, PartitionBusyError, PartitionValidationError } from '../../executor/errors.ts';
 import type { DryRunRow, Measures, PartitionMark, PartitionTarget, PartitionWriteResult, ReconcileRow, RuleCheck, WriteContext } from '../../executor/types.ts';
 import type { PgClient, QueryField } from './connect.ts';
-import { copyFrom, copyTo, query } from './connect.ts';
+import { copyFrom, copyTo, pipelined, query } from './connect.ts';
 import { binaryCopyFits, prepareCopySource, setCopyParameters, type CopySource } from './copySource.ts';
 import { PartitionSessions } from './partitionSessions.ts';
 import { resolveTable, requireColumns, storesRowsAsRead, type TableInfo } from './catalog.ts';
@@ -191,18 +191,28 @@ export class PostgresPartitionTarget implements PartitionTarget {
       if (ctx.signal.aborted) throw new AbortedError();
       // Across servers the source opens (and starts its COPY) while the target locks and deletes.
       const source = this.sameDatabase ? undefined : this.openCopySource(sessions, params);
-      const lock = await query<{ locked: boolean }>(client, stmt.LOCK_PARTITION_SQL, { lock_key: `backfill_runbook:${this.tableName}:${partition.key}` });
+      // Step 1 and the transaction's start in one round trip. The server runs them in order, so
+      // the lock is held before the transaction takes its snapshot; not got, nothing is written.
+      const [lock, begun] = await pipelined(client, () => [
+        query<{ locked: boolean }>(client, stmt.LOCK_PARTITION_SQL, { lock_key: `backfill_runbook:${this.tableName}:${partition.key}` }),
+        client.query(this.sameDatabase ? stmt.beginWriteSql(this.exportsSnapshot) : 'BEGIN') as Promise<unknown>,
+      ]);
       if (!lock.rows[0]?.locked) throw new PartitionBusyError(`partition ${partition.key} of ${this.tableName} is being written by another run`);
-      const written = source ? await this.writeByCopy(client, sessions, ctx.writeMode, params, source) : await this.writePushdown(client, sessions, ctx.writeMode, params);
-      // Steps 3 and 4: validated, and the marker row written in the same transaction; nothing
-      // commits unless every check passed and the ledger says `validated`.
-      const result = await this.validateInTransaction(client, partition, ctx, params, written);
+      const written = source ? await this.writeByCopy(client, sessions, ctx.writeMode, params, source) : await this.writePushdown(client, sessions, ctx.writeMode, params, exportedSnapshot(begun));
+      // Step 3: nothing commits unless every check passed and the ledger says `validated`.
+      const { result, mark } = await this.validateInTransaction(client, partition, ctx, params, written);
       ctx.onValidated(result);
       // Committing: a stop-now from here on lets the COMMIT finish rather than cut it short.
       sessions.detachAbort();
       // The lock is dropped in the COMMIT's round trip (skipped if the COMMIT fails), so the
       // session is free at once and the next partition writes on this same warm backend.
-      await client.query(stmt.COMMIT_AND_UNLOCK_SQL);
+      if (mark) {
+        // Step 4's marker row, sent with the COMMIT: a marker that fails aborts the transaction,
+        // and the COMMIT behind it then rolls back — nothing is published without its marker.
+        await pipelined(client, () => [writeMark(client, this.tableName, mark), client.query(stmt.COMMIT_AND_UNLOCK_SQL) as Promise<unknown>]);
+      } else {
+        await client.query(stmt.COMMIT_AND_UNLOCK_SQL);
+      }
       return result;
     } catch (err) {
       await sessions.cancelAll(client); // the source side may still be reading
@@ -217,13 +227,12 @@ export class PostgresPartitionTarget implements PartitionTarget {
   }
 
   /**
-   * REPEATABLE READ, so every statement of the write reads one snapshot; with validation rules
-   * that snapshot is exported and their source side is read beside the write (DESIGN §6 step 3).
+   * In the transaction writePartition began: REPEATABLE READ, so every statement of the write
+   * reads one snapshot. `snapshot` is its exported id (see exportsSnapshot): the source side is
+   * then read beside the write, in exactly that data (DESIGN §6 step 3).
    */
-  private async writePushdown(client: PgClient, sessions: PartitionSessions, mode: WriteMode, params: Params): Promise<Written> {
+  private async writePushdown(client: PgClient, sessions: PartitionSessions, mode: WriteMode, params: Params, snapshot: string | undefined): Promise<Written> {
     const fingerprint = this.fingerprintFrom === 'source rows';
-    const begun = (await client.query(stmt.beginWriteSql(this.options.job.validation.length > 0 || fingerprint))) as unknown as { rows: { snapshot?: string }[] }[];
-    const snapshot = Array.isArray(begun) ? begun[1]?.rows[0]?.snapshot : undefined;
     if (mode === 'overwrite-partition') await query(client, stmt.deletePartitionSql(this.shape), params);
     // The source side starts once the DELETE is done: beside it, both would compete for the
     // same cores to no gain — the snapshot was fixed at BEGIN, so it reads the same data anyway.
@@ -239,13 +248,17 @@ export class PostgresPartitionTarget implements PartitionTarget {
     return { rowsWritten: await this.insertPushdown(client, mode, params), sourceSide };
   }
 
+  /** The pushdown's snapshot is exported when something is read beside the write. */
+  private get exportsSnapshot(): boolean {
+    return this.options.job.validation.length > 0 || this.fingerprintFrom === 'source rows';
+  }
+
   private sourceFingerprintSql(): string {
     return stmt.sourceFingerprintSql(this.options.job.source.query, this.shape, this.table.columns.map((c) => c.name), this.numeric, this.checksumKind);
   }
 
   /** The target transaction in READ COMMITTED; the source side is read in the COPY's transaction. */
   private async writeByCopy(client: PgClient, sessions: PartitionSessions, mode: WriteMode, params: Params, source: Promise<OpenSource>): Promise<Written> {
-    await client.query('BEGIN');
     let sourceSide: Promise<SourceSide> = Promise.resolve({ rules: [] });
     const onSourceSide = (side: Promise<Measures[]>): void => {
       sourceSide = side.then((rules) => ({ rules }));
@@ -407,13 +420,19 @@ export class PostgresPartitionTarget implements PartitionTarget {
    * Step 3: the target side of each rule, duplicate keys, and the measures with the checksum in
    * the write transaction; then the source side (read beside the write) is compared.
    *
-   * Step 4's marker row is written by the same statement as the measures (it needs their
-   * checksum) — or, where the measures come from the source rows (fingerprintFrom), right after
-   * they arrive — so it exists in the transaction before the checks are judged here. That is
-   * invisible to everyone else: a failed check throws, and the transaction with the marker in
-   * it rolls back.
+   * Reading the partition back, step 4's marker row is written by the same statement as the
+   * measures (it needs their checksum), so it is in the transaction before the checks are
+   * judged; a failed check throws and the transaction with the marker in it rolls back. Where
+   * the measures come from the source rows (fingerprintFrom) the marker is returned instead,
+   * to be written with the COMMIT once the checks passed.
    */
-  private async validateInTransaction(client: PgClient, partition: Partition, ctx: WriteContext, params: Params, written: Written): Promise<PartitionWriteResult> {
+  private async validateInTransaction(
+    client: PgClient,
+    partition: Partition,
+    ctx: WriteContext,
+    params: Params,
+    written: Written,
+  ): Promise<{ result: PartitionWriteResult; mark?: Omit<PartitionMark, 'publishedAt'> }> {
     const { rowsWritten } = written;
     const rules = this.options.job.validation;
     const targetSide: Measures[] = [];
@@ -427,8 +446,6 @@ export class PostgresPartitionTarget implements PartitionTarget {
       side = await written.sourceSide;
       if (!side.fingerprint) throw new Error('the partition fingerprint was not read from the source');
       measured = side.fingerprint;
-      const checksum = `${checksumPrefix}${String(measured.__checksum ?? '')}`;
-      await writeMark(client, this.tableName, { partitionKey: partition.key, runId: ctx.runId, planHash: ctx.planHash, attempt: ctx.attempt, rowsWritten, checksum });
     } else {
       const mark = { table: this.tableName, key: partition.key, plan_hash: ctx.planHash, attempt: String(ctx.attempt), rows: String(rowsWritten), checksum_prefix: checksumPrefix };
       measured = await firstRow(client, stmt.measureAndMarkSql(this.shape, this.numeric, this.checksumKind, markFromMeasuresSql), { ...params, ...mark });
@@ -446,7 +463,7 @@ export class PostgresPartitionTarget implements PartitionTarget {
     if (problems.length > 0) throw new PartitionValidationError(`partition ${partition.key} did not validate, rolled back: ${problems.join('; ')}`, checks);
     const checksum = `${checksumPrefix}${String(md5 ?? '')}`;
     const first = checks[0];
-    return {
+    const result: PartitionWriteResult = {
       rowsWritten,
       sourceCount: first && 'rows' in first.source ? Number(first.source.rows) : null,
       sourceSums: first?.source ?? {},
@@ -456,6 +473,8 @@ export class PostgresPartitionTarget implements PartitionTarget {
       checks,
       duplicateKeys,
     };
+    if (this.fingerprintFrom === 'target scan') return { result };
+    return { result, mark: { partitionKey: partition.key, runId: ctx.runId, planHash: ctx.planHash, attempt: ctx.attempt, rowsWritten, checksum } };
   }
 
   /** Decided once in prepare(): hash_record_extended where every column type has an extended hash. */
@@ -525,6 +544,12 @@ async function sourceColumns(client: PgClient, sourceQuery: string): Promise<Que
   const probe = `SELECT * FROM ${stmt.sourceAsTable(sourceQuery)} LIMIT 0`;
   const r = await query(client, probe, { partition_start: '1970-01-01T00:00:00+00:00', partition_end: '1970-01-02T00:00:00+00:00', run_id: 'probe' });
   return r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID, dataTypeModifier: f.dataTypeModifier }));
+}
+
+/** The id pg_export_snapshot() returned in beginWriteSql's answer, if it exported one. */
+function exportedSnapshot(begun: unknown): string | undefined {
+  const results = begun as { rows: { snapshot?: string }[] }[];
+  return Array.isArray(results) ? results[1]?.rows[0]?.snapshot : undefined;
 }
 
 /** Whether every column type of the table has an extended hash function (see recordHashProbeSql). */
