@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { asPostgresJob, connectionSchema, jobSchema, type PostgresConnection, type WriteMode } from '../../shared/schemas.ts';
-import { PartitionValidationError } from '../../electron/engine/executor/errors.ts';
+import { CommitOutcomeUnknownError, PartitionValidationError } from '../../electron/engine/executor/errors.ts';
 import type { PartitionWriteResult, WriteContext } from '../../electron/engine/executor/types.ts';
 import { PostgresPartitionTarget } from '../../electron/engine/targets/postgres/partitionTarget.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
@@ -170,7 +170,9 @@ describe('the fingerprint computed from the source rows', () => {
         (e: unknown) => e,
       );
       expect(validated).toBe(true); // the checks passed: it is the marker that failed
-      expect((err as Error).message).toContain('marker refused');
+      // Settled by the runner from the target's marker: there is none, so it is the marker's failure.
+      expect(err).toBeInstanceOf(CommitOutcomeUnknownError);
+      expect(((err as Error).cause as Error).message).toBe('marker refused');
       const left = await db.client.query<{ id: number }>(`SELECT id FROM tgt_nomark ORDER BY id`);
       expect(left.rows.map((r) => r.id)).toEqual([99]);
       expect(await markChecksum('tgt_nomark')).toBeUndefined();
@@ -184,7 +186,7 @@ describe('the fingerprint computed from the source rows', () => {
       expect(result.targetCount).toBe(4);
       expect(await markChecksum('tgt_nomark')).toBe(result.checksum);
     } finally {
-      await db.client.query(`DROP TRIGGER IF EXISTS refuse_mark ON backfill_runbook.partition_marks`);
+      await db.client.query(`DROP TRIGGER IF EXISTS refuse_mark ON backfill_runbook.partition_marks; DROP FUNCTION IF EXISTS refuse_mark()`);
       await t.close();
     }
   });

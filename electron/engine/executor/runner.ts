@@ -14,7 +14,7 @@ import { GateError } from '../../../shared/errors.ts';
 import type { WriteMode } from '../../../shared/schemas.ts';
 import type { Store, PartitionRecord, Run } from '../store/index.ts';
 import { StoreError } from '../store/index.ts';
-import { AbortedError, PartitionBusyError, PartitionValidationError } from './errors.ts';
+import { AbortedError, CommitOutcomeUnknownError, PartitionBusyError, PartitionValidationError } from './errors.ts';
 import type { ExecutorEvent, RunOutcome, RunOutcomeStatus } from './events.ts';
 import { backoffDelay, sleep } from './retry.ts';
 import type { PartitionTarget, PartitionWriteResult } from './types.ts';
@@ -353,13 +353,20 @@ export class Runner {
   }
 
   /** Decides what a failed attempt means for the partition and the run. */
-  private async handleFailure(partition: Partition, attempt: number, err: unknown, canRetry: boolean): Promise<'retry' | 'done'> {
-    const { store, runId, target, actor } = this.options;
+  private async handleFailure(partition: Partition, attempt: number, err: unknown, canRetry: boolean, markerAsked = false): Promise<'retry' | 'done'> {
+    const { target } = this.options;
     const text = message(err);
     if (err instanceof StoreError) {
       // The ledger cannot be written (disk full…): stop before touching the target again.
       this.requestStop(`the local store failed: ${text}`, 'condition');
       return 'done';
+    }
+    if (err instanceof CommitOutcomeUnknownError) {
+      // The COMMIT was sent: published or not, whatever cut its answer short (even a stop-now).
+      const why = target.isTransient(err.cause) ? 'the connection dropped' : 'its round trip was cut short';
+      if ((await this.settleByMarker(partition, attempt, text, why)) !== 'absent') return 'done';
+      // Not published: judged as the failure that cut it short.
+      return this.handleFailure(partition, attempt, err.cause, canRetry, true);
     }
     if (err instanceof StopConditionError) {
       this.safeTransition(partition.key, 'pending', { error: text });
@@ -377,24 +384,7 @@ export class Runner {
     }
     if (target.isTransient(err) && !(err instanceof PartitionValidationError)) {
       // The ambiguous commit: the connection may have died after COMMIT reached the server.
-      const lookup = await target.readMarks([partition.key]).then(
-        (m) => ({ reachable: true as const, mark: m.get(partition.key) }),
-        (lookupErr: unknown) => ({ reachable: false as const, error: message(lookupErr) }),
-      );
-      if (!lookup.reachable) {
-        // Not knowing is not failing: leave the partition in flight; resume asks the marker.
-        this.requestStop(`lost contact with ${target.label} (${text}; then ${lookup.error}): partition ${partition.key} is decided on resume by the target's marker`, 'condition');
-        return 'done';
-      }
-      const mark = lookup.mark;
-      if (mark && mark.runId === runId && mark.attempt === attempt) {
-        store.partitions.transition(runId, partition.key, 'published', { rowsWritten: mark.rowsWritten, checksum: mark.checksum }, actor, {
-          resolvedBy: 'target marker after a lost acknowledgement',
-        });
-        this.consecutiveFailures = 0;
-        this.emit({ type: 'partition-resolved', key: partition.key, status: 'published', reason: 'COMMIT reached the target before the connection dropped' });
-        return 'done';
-      }
+      if (!markerAsked && (await this.settleByMarker(partition, attempt, text, 'the connection dropped')) !== 'absent') return 'done';
       if (canRetry && !this.stopReason) {
         this.safeTransition(partition.key, 'pending', { error: text });
         return 'retry';
@@ -417,6 +407,32 @@ export class Runner {
     const limit = this.options.maxConsecutiveFailures ?? 3;
     if (this.consecutiveFailures >= limit) this.requestStop(`${this.consecutiveFailures} consecutive partition failures (limit ${limit})`, 'condition');
     return 'done';
+  }
+
+  /**
+   * Whether this attempt was published after all, by the target's marker, when the answer to
+   * its COMMIT may have been lost: `published` is recorded in the ledger; `unknown` (the target
+   * cannot be asked) halts the run with the partition left in flight — resume asks the marker.
+   */
+  private async settleByMarker(partition: Partition, attempt: number, text: string, why: string): Promise<'published' | 'absent' | 'unknown'> {
+    const { store, runId, target, actor } = this.options;
+    const lookup = await target.readMarks([partition.key]).then(
+      (m) => ({ reachable: true as const, mark: m.get(partition.key) }),
+      (lookupErr: unknown) => ({ reachable: false as const, error: message(lookupErr) }),
+    );
+    if (!lookup.reachable) {
+      // Not knowing is not failing: leave the partition in flight; resume asks the marker.
+      this.requestStop(`lost contact with ${target.label} (${text}; then ${lookup.error}): partition ${partition.key} is decided on resume by the target's marker`, 'condition');
+      return 'unknown';
+    }
+    const mark = lookup.mark;
+    if (!mark || mark.runId !== runId || mark.attempt !== attempt) return 'absent';
+    store.partitions.transition(runId, partition.key, 'published', { rowsWritten: mark.rowsWritten, checksum: mark.checksum }, actor, {
+      resolvedBy: 'target marker after a lost acknowledgement',
+    });
+    this.consecutiveFailures = 0;
+    this.emit({ type: 'partition-resolved', key: partition.key, status: 'published', reason: `COMMIT reached the target before ${why}` });
+    return 'published';
   }
 
   private safeTransition(key: string, to: 'pending' | 'failed', patch: { error: string }): void {

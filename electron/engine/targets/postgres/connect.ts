@@ -176,26 +176,45 @@ export async function query<T = Record<string, unknown>>(
   return { rows: result.rows as T[], rowCount: result.rowCount ?? 0, fields: result.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID, dataTypeModifier: f.dataTypeModifier })) };
 }
 
+/** A statement with its `:name` parameters (see bindNamed). */
+export interface Statement {
+  sql: string;
+  params?: Readonly<Record<string, unknown>>;
+}
+
+/** What the server answered one statement: a result, or one per part of a multi-statement query. */
+export interface Answer {
+  results: { command: string; rows: Record<string, unknown>[] }[];
+}
+
 /**
- * The statements `send` issues go out together and are answered in order: one round trip for
- * all of them (the driver's pipeline mode, on just for these, on a session nothing else uses).
- * **Hazard**: each statement is its own protocol unit, so one that fails does not stop those
- * after it — send together only statements that may run regardless. Waits for every answer,
- * then throws the first failure, if any.
+ * Sends `statements` together and reads their answers in order: one round trip for all of them
+ * (the driver's pipeline mode, on just for these, on a session nothing else is using). All are
+ * bound first, so one that cannot be bound sends none. **Hazard**: on the server each is its
+ * own unit — one that fails does not stop those after it — so the caller judges every answer.
  */
-export async function pipelined<T extends readonly unknown[] | []>(client: PgClient, send: () => T): Promise<{ -readonly [K in keyof T]: Awaited<T[K]> }> {
+export async function pipelined(client: PgClient, statements: readonly Statement[]): Promise<PromiseSettledResult<Answer>[]> {
+  const bound = statements.map((s) => bindNamed(s.sql, s.params ?? {}));
   const driver = client as PgClient & { pipeline: boolean };
   driver.pipeline = true;
-  let settled: PromiseSettledResult<unknown>[];
   try {
-    // Every statement must be queued before pipeline mode is switched off again.
-    settled = await Promise.allSettled(send() as readonly unknown[]);
+    // Queued at once, before pipeline mode is switched off again after the last answer.
+    return await Promise.allSettled(
+      bound.map(async ({ text, values }): Promise<Answer> => {
+        const answer: unknown = await (values.length > 0 ? client.query(text, values) : client.query(text));
+        return { results: (Array.isArray(answer) ? answer : [answer]) as Answer['results'] };
+      }),
+    );
   } finally {
     driver.pipeline = false;
   }
+}
+
+/** The answers of pipelined(), or the first failure among them. */
+export function answered(settled: readonly PromiseSettledResult<Answer>[]): Answer[] {
   const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
   if (failed) throw failed.reason;
-  return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value) as { -readonly [K in keyof T]: Awaited<T[K]> };
+  return settled.map((r) => (r as PromiseFulfilledResult<Answer>).value);
 }
 
 /** `COPY … TO STDOUT` as a readable stream; pipe it with stream.pipeline. */

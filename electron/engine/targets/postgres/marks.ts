@@ -5,7 +5,7 @@
  */
 import { InputError } from '../../../../shared/errors.ts';
 import type { PartitionMark } from '../../executor/types.ts';
-import type { PgClient } from './connect.ts';
+import type { PgClient, Statement } from './connect.ts';
 import { query } from './connect.ts';
 
 export const MARKS_TABLE = 'backfill_runbook.partition_marks';
@@ -98,13 +98,13 @@ export function markFromMeasuresSql(measured: string): string {
 }
 
 /** Inside the partition's transaction, just before COMMIT. */
-export async function writeMark(client: PgClient, targetTable: string, mark: Omit<PartitionMark, 'publishedAt'>): Promise<void> {
-  await query(
-    client,
-    `INSERT INTO backfill_runbook.partition_marks AS m ${MARK_COLUMNS}
+/** The statement that writes (or replaces) `mark` for `targetTable`. */
+export function markStatement(targetTable: string, mark: Omit<PartitionMark, 'publishedAt'>): Statement {
+  return {
+    sql: `INSERT INTO backfill_runbook.partition_marks AS m ${MARK_COLUMNS}
      VALUES (:table, :key, :run_id, :plan_hash, :attempt, :rows, :checksum, now())
      ${MARK_REPLACES}`,
-    {
+    params: {
       table: targetTable,
       key: mark.partitionKey,
       run_id: mark.runId,
@@ -113,5 +113,10 @@ export async function writeMark(client: PgClient, targetTable: string, mark: Omi
       rows: mark.rowsWritten,
       checksum: mark.checksum,
     },
-  );
+  };
+}
+
+export async function writeMark(client: PgClient, targetTable: string, mark: Omit<PartitionMark, 'publishedAt'>): Promise<void> {
+  const { sql, params } = markStatement(targetTable, mark);
+  await query(client, sql, params);
 }

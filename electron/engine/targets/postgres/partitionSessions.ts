@@ -13,6 +13,7 @@ export class PartitionSessions {
   private readonly held = new Map<PgClient, ClientPool>();
   private readonly tasks = new Set<Promise<unknown>>();
   private cancelled = false;
+  private committing = false;
   private readonly onAbort = (): void => void this.cancelAll();
 
   constructor(private readonly signal?: AbortSignal) {
@@ -75,6 +76,12 @@ export class PartitionSessions {
         if (!pid) return;
         const canceller = await pool.acquire().catch(() => undefined);
         if (!canceller) return;
+        if (this.committing) {
+          // The write began to commit while this canceller was connecting: a cancel now could
+          // only cut short what was sent with the COMMIT.
+          pool.release(canceller);
+          return;
+        }
         await query(canceller, 'SELECT pg_cancel_backend(:pid)', { pid }).then(
           () => pool.release(canceller),
           () => pool.release(canceller, true),
@@ -90,8 +97,9 @@ export class PartitionSessions {
     for (const client of [...this.held.keys()]) this.release(client, true);
   }
 
-  /** Stop-now no longer interrupts this write (it is committing). */
+  /** Stop-now no longer interrupts this write (it is committing), nor does a late cancel. */
   detachAbort(): void {
+    this.committing = true;
     this.signal?.removeEventListener('abort', this.onAbort);
   }
 }

@@ -15,15 +15,15 @@ import type { Partition } from '../../../../shared/partitions.ts';
 import type { PostgresConnection, PostgresJob, WriteMode } from '../../../../shared/schemas.ts';
 import { InputError } from '../../../../shared/errors.ts';
 import { compareMeasures, describeCheck } from '../../executor/compare.ts';
-import { AbortedError, PartitionBusyError, PartitionValidationError } from '../../executor/errors.ts';
+import { AbortedError, CommitOutcomeUnknownError, PartitionBusyError, PartitionValidationError } from '../../executor/errors.ts';
 import type { DryRunRow, Measures, PartitionMark, PartitionTarget, PartitionWriteResult, ReconcileRow, RuleCheck, WriteContext } from '../../executor/types.ts';
 import type { PgClient, QueryField } from './connect.ts';
-import { copyFrom, copyTo, pipelined, query } from './connect.ts';
+import { answered, copyFrom, copyTo, pipelined, query, type Answer } from './connect.ts';
 import { binaryCopyFits, prepareCopySource, setCopyParameters, type CopySource } from './copySource.ts';
 import { PartitionSessions } from './partitionSessions.ts';
 import { resolveTable, requireColumns, storesRowsAsRead, type TableInfo } from './catalog.ts';
 import { classifyPgError, isLockTimeout } from './errors.ts';
-import { ensureMarksTable, markFromMeasuresSql, readMarks, writeMark } from './marks.ts';
+import { ensureMarksTable, markFromMeasuresSql, markStatement, readMarks } from './marks.ts';
 import { ClientPool } from './pool.ts';
 import * as stmt from './statements.ts';
 import { quoteIdent } from './sql.ts';
@@ -187,35 +187,38 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const sessions = new PartitionSessions(ctx.signal);
     const client = await sessions.open(this.targetPool);
     let broken = false;
+    let committing = false;
     try {
       if (ctx.signal.aborted) throw new AbortedError();
       // Across servers the source opens (and starts its COPY) while the target locks and deletes.
       const source = this.sameDatabase ? undefined : this.openCopySource(sessions, params);
       // Step 1 and the transaction's start in one round trip. The server runs them in order, so
       // the lock is held before the transaction takes its snapshot; not got, nothing is written.
-      const [lock, begun] = await pipelined(client, () => [
-        query<{ locked: boolean }>(client, stmt.LOCK_PARTITION_SQL, { lock_key: `backfill_runbook:${this.tableName}:${partition.key}` }),
-        client.query(this.sameDatabase ? stmt.beginWriteSql(this.exportsSnapshot) : 'BEGIN') as Promise<unknown>,
-      ]);
-      if (!lock.rows[0]?.locked) throw new PartitionBusyError(`partition ${partition.key} of ${this.tableName} is being written by another run`);
+      const [lock, begun] = answered(
+        await pipelined(client, [
+          { sql: stmt.LOCK_PARTITION_SQL, params: { lock_key: `backfill_runbook:${this.tableName}:${partition.key}` } },
+          { sql: this.sameDatabase ? stmt.beginWriteSql(this.exportsSnapshot) : 'BEGIN' },
+        ]),
+      );
+      if (lock?.results[0]?.rows[0]?.locked !== true) throw new PartitionBusyError(`partition ${partition.key} of ${this.tableName} is being written by another run`);
       const written = source ? await this.writeByCopy(client, sessions, ctx.writeMode, params, source) : await this.writePushdown(client, sessions, ctx.writeMode, params, exportedSnapshot(begun));
       // Step 3: nothing commits unless every check passed and the ledger says `validated`.
       const { result, mark } = await this.validateInTransaction(client, partition, ctx, params, written);
       ctx.onValidated(result);
       // Committing: a stop-now from here on lets the COMMIT finish rather than cut it short.
       sessions.detachAbort();
-      // The lock is dropped in the COMMIT's round trip (skipped if the COMMIT fails), so the
-      // session is free at once and the next partition writes on this same warm backend.
-      if (mark) {
-        // Step 4's marker row, sent with the COMMIT: a marker that fails aborts the transaction,
-        // and the COMMIT behind it then rolls back — nothing is published without its marker.
-        await pipelined(client, () => [writeMark(client, this.tableName, mark), client.query(stmt.COMMIT_AND_UNLOCK_SQL) as Promise<unknown>]);
-      } else {
-        await client.query(stmt.COMMIT_AND_UNLOCK_SQL);
-      }
+      committing = true;
+      await this.commit(client, partition, mark);
       return result;
     } catch (err) {
       await sessions.cancelAll(client); // the source side may still be reading
+      if (committing) {
+        // Whether the COMMIT took effect is not known here (a late cancel can land on the unlock
+        // sent behind a COMMIT that succeeded). Ending the session drops the lock and anything
+        // left open; the runner asks the target's marker.
+        broken = true;
+        throw new CommitOutcomeUnknownError(partition.key, err);
+      }
       broken = classifyPgError(err) === 'transient' && !isLockOrSerialization(err);
       if (!broken) await client.query(stmt.ROLLBACK_AND_UNLOCK_SQL).catch(() => (broken = true));
       if (ctx.signal.aborted) throw new AbortedError();
@@ -224,6 +227,26 @@ export class PostgresPartitionTarget implements PartitionTarget {
       sessions.release(client, broken);
       await sessions.settle();
     }
+  }
+
+  /**
+   * Step 4 and the COMMIT, in one round trip; the partition lock is dropped in it too (not if
+   * the COMMIT fails), so the session is free at once and the next partition writes on this
+   * same warm backend. `mark` is the marker row still to write (see validateInTransaction): it
+   * goes first, and a marker the server refuses aborts the transaction, so the COMMIT behind it
+   * rolls back — checked, as is a COMMIT that answers anything but COMMIT.
+   */
+  private async commit(client: PgClient, partition: Partition, mark: Omit<PartitionMark, 'publishedAt'> | undefined): Promise<void> {
+    const statements = [...(mark ? [markStatement(this.tableName, mark)] : []), { sql: stmt.COMMIT_AND_UNLOCK_SQL }];
+    const settled = await pipelined(client, statements);
+    const committed = settled[settled.length - 1];
+    const tag = committed?.status === 'fulfilled' ? committed.value.results[0]?.command : undefined;
+    const refused = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (refused && tag === 'COMMIT') {
+      throw new Error(`partition ${partition.key} was committed without its marker row (${String(refused.reason)}): run it again`, { cause: refused.reason });
+    }
+    answered(settled);
+    if (tag !== 'COMMIT') throw new Error(`the COMMIT of partition ${partition.key} answered ${tag ?? 'nothing'}: rolled back`);
   }
 
   /**
@@ -547,9 +570,9 @@ async function sourceColumns(client: PgClient, sourceQuery: string): Promise<Que
 }
 
 /** The id pg_export_snapshot() returned in beginWriteSql's answer, if it exported one. */
-function exportedSnapshot(begun: unknown): string | undefined {
-  const results = begun as { rows: { snapshot?: string }[] }[];
-  return Array.isArray(results) ? results[1]?.rows[0]?.snapshot : undefined;
+function exportedSnapshot(begun: Answer | undefined): string | undefined {
+  const snapshot = begun?.results[1]?.rows[0]?.snapshot;
+  return typeof snapshot === 'string' ? snapshot : undefined;
 }
 
 /** Whether every column type of the table has an extended hash function (see recordHashProbeSql). */

@@ -45,8 +45,8 @@ export class ClientPool {
   }
 
   release(client: PgClient, broken = false): void {
-    // A session handed back after closeAll() (a lock released off the critical path, say)
-    // must not wait in an idle list nobody reads any more.
+    // A session handed back after closeAll() (by side work that ended late, say) must not
+    // wait in an idle list nobody reads any more.
     if (broken || this.closed) {
       this.all.delete(client);
       void client.end().catch(() => undefined);

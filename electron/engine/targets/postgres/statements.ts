@@ -172,9 +172,9 @@ export const ROLLBACK_AND_UNLOCK_SQL = `ROLLBACK; SELECT pg_advisory_unlock_all(
 export const COMMIT_AND_UNLOCK_SQL = `COMMIT; SELECT pg_advisory_unlock_all()`;
 
 /**
- * The write transaction of the pushdown path, and (when the job has validation rules) its
- * snapshot exported, so the source side of each rule can be read on another connection while
- * the rows are written — from exactly the data the INSERT … SELECT reads.
+ * The write transaction of the pushdown path, and (when the job has validation rules, or the
+ * fingerprint comes from the source rows) its snapshot exported, so the source side can be read
+ * on another connection while the rows are written — from exactly the data the INSERT … SELECT reads.
  */
 export function beginWriteSql(exportSnapshot: boolean): string {
   return `BEGIN ISOLATION LEVEL REPEATABLE READ${exportSnapshot ? '; SELECT pg_export_snapshot() AS snapshot' : ''}`;
