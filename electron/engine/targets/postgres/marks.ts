@@ -97,7 +97,6 @@ export function markFromMeasuresSql(measured: string): string {
      ${MARK_REPLACES}`;
 }
 
-/** Inside the partition's transaction, just before COMMIT. */
 /** The statement that writes (or replaces) `mark` for `targetTable`. */
 export function markStatement(targetTable: string, mark: Omit<PartitionMark, 'publishedAt'>): Statement {
   return {
@@ -116,6 +115,7 @@ export function markStatement(targetTable: string, mark: Omit<PartitionMark, 'pu
   };
 }
 
+/** Inside the partition's transaction, just before COMMIT. */
 export async function writeMark(client: PgClient, targetTable: string, mark: Omit<PartitionMark, 'publishedAt'>): Promise<void> {
   const { sql, params } = markStatement(targetTable, mark);
   await query(client, sql, params);

@@ -13,7 +13,7 @@ export class PartitionSessions {
   private readonly held = new Map<PgClient, ClientPool>();
   private readonly tasks = new Set<Promise<unknown>>();
   private cancelled = false;
-  private committing = false;
+  private commitStarted = false;
   private readonly onAbort = (): void => void this.cancelAll();
 
   constructor(private readonly signal?: AbortSignal) {
@@ -76,7 +76,7 @@ export class PartitionSessions {
         if (!pid) return;
         const canceller = await pool.acquire().catch(() => undefined);
         if (!canceller) return;
-        if (this.committing) {
+        if (this.commitStarted) {
           // The write began to commit while this canceller was connecting: a cancel now could
           // only cut short what was sent with the COMMIT.
           pool.release(canceller);
@@ -99,7 +99,12 @@ export class PartitionSessions {
 
   /** Stop-now no longer interrupts this write (it is committing), nor does a late cancel. */
   detachAbort(): void {
-    this.committing = true;
+    this.commitStarted = true;
     this.signal?.removeEventListener('abort', this.onAbort);
+  }
+
+  /** The write began to commit (detachAbort): its outcome is no longer known from an error. */
+  get committing(): boolean {
+    return this.commitStarted;
   }
 }

@@ -187,7 +187,6 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const sessions = new PartitionSessions(ctx.signal);
     const client = await sessions.open(this.targetPool);
     let broken = false;
-    let committing = false;
     try {
       if (ctx.signal.aborted) throw new AbortedError();
       // Across servers the source opens (and starts its COPY) while the target locks and deletes.
@@ -207,12 +206,11 @@ export class PostgresPartitionTarget implements PartitionTarget {
       ctx.onValidated(result);
       // Committing: a stop-now from here on lets the COMMIT finish rather than cut it short.
       sessions.detachAbort();
-      committing = true;
       await this.commit(client, partition, mark);
       return result;
     } catch (err) {
       await sessions.cancelAll(client); // the source side may still be reading
-      if (committing) {
+      if (sessions.committing) {
         // Whether the COMMIT took effect is not known here (a late cancel can land on the unlock
         // sent behind a COMMIT that succeeded). Ending the session drops the lock and anything
         // left open; the runner asks the target's marker.
@@ -566,7 +564,7 @@ async function firstRow(client: PgClient, sql: string, params: Params): Promise<
 async function sourceColumns(client: PgClient, sourceQuery: string): Promise<QueryField[]> {
   const probe = `SELECT * FROM ${stmt.sourceAsTable(sourceQuery)} LIMIT 0`;
   const r = await query(client, probe, { partition_start: '1970-01-01T00:00:00+00:00', partition_end: '1970-01-02T00:00:00+00:00', run_id: 'probe' });
-  return r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID, dataTypeModifier: f.dataTypeModifier }));
+  return r.fields;
 }
 
 /** The id pg_export_snapshot() returned in beginWriteSql's answer, if it exported one. */
