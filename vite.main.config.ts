@@ -27,7 +27,12 @@ export default defineConfig({
     sourcemap: true,
     lib: { entry: 'electron/main/index.ts', formats: ['es'], fileName: () => 'main.js' },
     rollupOptions: {
-      external: (id) => id === 'electron' || id.startsWith('electron/') || id.startsWith('node:') || builtinModules.includes(id) || deps.some((d) => id === d || id.startsWith(`${d}/`)),
+      external: (id) =>
+        id === 'electron' ||
+        id.startsWith('electron/') ||
+        id.startsWith('node:') ||
+        builtinModules.includes(id) ||
+        deps.some((d) => id === d || id.startsWith(`${d}/`)),
     },
   },
   resolve: { conditions: ['node'], mainFields: ['module', 'jsnext:main', 'jsnext'] },

@@ -12,7 +12,8 @@ function contentSecurityPolicy(): Plugin {
   return {
     name: 'backfill-runbook:csp',
     apply: 'build',
-    transformIndexHtml: (html) => html.replace('<!--content-security-policy-->', `<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}" />`),
+    transformIndexHtml: (html) =>
+      html.replace('<!--content-security-policy-->', `<meta http-equiv="Content-Security-Policy" content="${CONTENT_SECURITY_POLICY}" />`),
   };
 }
 

@@ -6,7 +6,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { partitionRange } from '../shared/partitions.ts';
-import { asPostgresJob, connectionSchema, jobSchema, type Job, type PostgresConnection, type PostgresJob, type WriteMode } from '../shared/schemas.ts';
+import {
+  asPostgresJob,
+  connectionSchema,
+  jobSchema,
+  type Job,
+  type PostgresConnection,
+  type PostgresJob,
+  type WriteMode,
+} from '../shared/schemas.ts';
 import { Runner } from '../electron/engine/executor/runner.ts';
 import type { RunOutcome } from '../electron/engine/executor/events.ts';
 import { jobHash } from '../electron/engine/plan/hash.ts';
@@ -16,21 +24,34 @@ import type { PgServerInfo } from '../electron/engine/sandbox/embeddedPostgres.t
 import { profiling, resetProfile, snapshotProfile, type Profile } from './profile.ts';
 
 export function pgConnection(server: PgServerInfo, database: string): PostgresConnection {
-  const parsed = connectionSchema.parse({ kind: 'postgres', url: server.urlNoPassword.replace(/\/postgres$/, `/${database}`), password_env: 'BENCH_PG_PASSWORD' });
+  const parsed = connectionSchema.parse({
+    kind: 'postgres',
+    url: server.urlNoPassword.replace(/\/postgres$/, `/${database}`),
+    password_env: 'BENCH_PG_PASSWORD',
+  });
   if (parsed.kind !== 'postgres') throw new Error('unreachable');
   return parsed;
 }
 
-export function benchJob(fields: { name: string; sourceQuery: string; table: string; partitionColumn: string; key: string[]; validation?: Job['validation'] }): PostgresJob {
-  return asPostgresJob(jobSchema.parse({
-    name: fields.name,
-    unit: 'day',
-    timezone: 'UTC',
-    source: { connection: 'src', query: fields.sourceQuery },
-    target: { connection: 'dst', table: fields.table, partition_column: fields.partitionColumn, key: fields.key },
-    write_mode: 'overwrite-partition',
-    validation: fields.validation ?? [],
-  }));
+export function benchJob(fields: {
+  name: string;
+  sourceQuery: string;
+  table: string;
+  partitionColumn: string;
+  key: string[];
+  validation?: Job['validation'];
+}): PostgresJob {
+  return asPostgresJob(
+    jobSchema.parse({
+      name: fields.name,
+      unit: 'day',
+      timezone: 'UTC',
+      source: { connection: 'src', query: fields.sourceQuery },
+      target: { connection: 'dst', table: fields.table, partition_column: fields.partitionColumn, key: fields.key },
+      write_mode: 'overwrite-partition',
+      validation: fields.validation ?? [],
+    }),
+  );
 }
 
 let runCounter = 0;
@@ -74,7 +95,11 @@ export async function runExecutor(opts: {
   const target = new PostgresPartitionTarget({
     job: opts.job,
     writeMode: mode,
-    source: { name: sameServer ? 'dst' : 'src', connection: pgConnection(opts.source.server, opts.source.database), password: opts.source.server.password },
+    source: {
+      name: sameServer ? 'dst' : 'src',
+      connection: pgConnection(opts.source.server, opts.source.database),
+      password: opts.source.server.password,
+    },
     target: { name: 'dst', connection: pgConnection(opts.target.server, opts.target.database), password: opts.target.server.password },
     scanTarget: opts.scanTarget,
   });

@@ -42,7 +42,8 @@ const TO = '2026-01-31';
 const EMPTY_PARTITIONS = 200;
 const ONLY = process.env.BENCH_ONLY ?? '';
 if (!['', 'pg', 'a', 'b', 'c', 'sandbox'].includes(ONLY)) throw new Error(`BENCH_ONLY=${ONLY}: use pg, a, b, c or sandbox`);
-const want = (bench: 'a' | 'b' | 'c' | 's3' | 'sandbox'): boolean => ONLY === '' || ONLY === bench || (ONLY === 'pg' && bench !== 's3' && bench !== 'sandbox');
+const want = (bench: 'a' | 'b' | 'c' | 's3' | 'sandbox'): boolean =>
+  ONLY === '' || ONLY === bench || (ONLY === 'pg' && bench !== 's3' && bench !== 'sandbox');
 if (process.env.BENCH_PROFILE === '1') installProfiler();
 
 const TABLE_DDL = `(day date NOT NULL, id bigint NOT NULL, customer_id int NOT NULL, amount numeric(12,2) NOT NULL, note text, PRIMARY KEY (day, id))`;
@@ -99,7 +100,10 @@ async function directStatements(server: PgServerInfo, profiles?: (Profile | unde
     const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
     await c.query('BEGIN');
     await c.query('DELETE FROM mart.events WHERE day >= $1 AND day < $2', [day, next]);
-    await c.query('INSERT INTO mart.events (day, id, customer_id, amount, note) SELECT day, id, customer_id, amount, note FROM src_events WHERE day >= $1 AND day < $2', [day, next]);
+    await c.query(
+      'INSERT INTO mart.events (day, id, customer_id, amount, note) SELECT day, id, customer_id, amount, note FROM src_events WHERE day >= $1 AND day < $2',
+      [day, next],
+    );
     await c.query('COMMIT');
   }
   const ms = performance.now() - started;
@@ -139,7 +143,10 @@ async function plainCopyPipe(a: PgServerInfo, b: PgServerInfo, binary = false): 
   await dst.query('TRUNCATE mart.events');
   const started = performance.now();
   await dst.query('BEGIN');
-  await pipeline(src.query(copyTo(`COPY (SELECT day, id, customer_id, amount, note FROM src_events) TO STDOUT${format}`)), dst.query(copyFrom(`COPY mart.events (day, id, customer_id, amount, note) FROM STDIN${format}`)));
+  await pipeline(
+    src.query(copyTo(`COPY (SELECT day, id, customer_id, amount, note FROM src_events) TO STDOUT${format}`)),
+    dst.query(copyFrom(`COPY mart.events (day, id, customer_id, amount, note) FROM STDIN${format}`)),
+  );
   await dst.query('COMMIT');
   const ms = performance.now() - started;
   await Promise.all([src.end(), dst.end()]);
@@ -175,15 +182,36 @@ async function main(): Promise<void> {
     // No autovacuum: a million dead rows per pass would wake it at a random moment in the middle
     // of one side's measurement. Each round vacuums explicitly before it starts instead.
     const quiet = ['-c', 'autovacuum=off', '-c', 'shared_buffers=1GB'];
-    const a = await startEmbeddedPostgres({ name: 'bench-a', dir: join(tmpdir(), `bfr-bench-a-${process.pid}`), password, persistent: false, fast: true, extraFlags: quiet });
+    const a = await startEmbeddedPostgres({
+      name: 'bench-a',
+      dir: join(tmpdir(), `bfr-bench-a-${process.pid}`),
+      password,
+      persistent: false,
+      fast: true,
+      extraFlags: quiet,
+    });
     servers.push(a);
-    const b = await startEmbeddedPostgres({ name: 'bench-b', dir: join(tmpdir(), `bfr-bench-b-${process.pid}`), password, persistent: false, fast: true, extraFlags: quiet });
+    const b = await startEmbeddedPostgres({
+      name: 'bench-b',
+      dir: join(tmpdir(), `bfr-bench-b-${process.pid}`),
+      password,
+      persistent: false,
+      fast: true,
+      extraFlags: quiet,
+    });
     servers.push(b);
     console.log(`Seeding ${ROWS.toLocaleString('en-US')} rows over ${DAYS} daily partitions…`);
     await seed(a.info, true);
     await seed(b.info, false);
     const db = { server: a.info, database: 'bench' };
-    const jobA = benchJob({ name: 'bench-overwrite', sourceQuery: SOURCE_QUERY, table: 'mart.events', partitionColumn: 'day', key: ['day', 'id'], validation });
+    const jobA = benchJob({
+      name: 'bench-overwrite',
+      sourceQuery: SOURCE_QUERY,
+      table: 'mart.events',
+      partitionColumn: 'day',
+      key: ['day', 'id'],
+      validation,
+    });
 
     const direct: number[] = [];
     const executor: number[] = [];
@@ -195,7 +223,13 @@ async function main(): Promise<void> {
     const profilesReadBack: (Profile | undefined)[] = [];
     const profilesNoRule: (Profile | undefined)[] = [];
     // The same job without its validation rule: the executor's own machinery alone.
-    const jobNoRule = benchJob({ name: 'bench-overwrite-norule', sourceQuery: SOURCE_QUERY, table: 'mart.events', partitionColumn: 'day', key: ['day', 'id'] });
+    const jobNoRule = benchJob({
+      name: 'bench-overwrite-norule',
+      sourceQuery: SOURCE_QUERY,
+      table: 'mart.events',
+      partitionColumn: 'day',
+      key: ['day', 'id'],
+    });
     // Warm both paths once so caches are equally hot, then alternate rounds.
     if (want('a')) {
       await directStatements(a.info);
@@ -232,14 +266,24 @@ async function main(): Promise<void> {
     // shared host. A slow spell that met the executor alone still counts against it.
     const fastestDirect = Math.min(...direct);
     const steady = direct.map((ms) => ms <= fastestDirect * 1.1);
-    const pairedRatio = (passes: number[], only = steady): number => median(passes.map((ms, i) => ms / (direct[i] ?? Number.NaN)).filter((_, i) => only[i]));
+    const pairedRatio = (passes: number[], only = steady): number =>
+      median(passes.map((ms, i) => ms / (direct[i] ?? Number.NaN)).filter((_, i) => only[i]));
     const ratioA = pairedRatio(executor);
-    const ratioAllRounds = pairedRatio(executor, direct.map(() => true));
+    const ratioAllRounds = pairedRatio(
+      executor,
+      direct.map(() => true),
+    );
     const steadyRounds = steady.filter(Boolean).length;
     const ratioReadBack = pairedRatio(readBack);
     const ratioNoRule = pairedRatio(noRule);
 
-    const jobB = benchJob({ name: 'bench-copy', sourceQuery: SOURCE_QUERY, table: 'mart.events', partitionColumn: 'day', key: ['day', 'id'] });
+    const jobB = benchJob({
+      name: 'bench-copy',
+      sourceQuery: SOURCE_QUERY,
+      table: 'mart.events',
+      partitionColumn: 'day',
+      key: ['day', 'id'],
+    });
     const pipeMs: number[] = [];
     const binaryPipeMs: number[] = [];
     const copyMs: number[] = [];
@@ -258,7 +302,13 @@ async function main(): Promise<void> {
     const ratioB = copyRps / pipeRps;
     const binaryPipeRps = ROWS / (median(binaryPipeMs) / 1000);
 
-    const jobC = benchJob({ name: 'bench-empty', sourceQuery: SOURCE_QUERY.replace('src_events', 'src_empty'), table: 'mart.empty_target', partitionColumn: 'day', key: ['day', 'id'] });
+    const jobC = benchJob({
+      name: 'bench-empty',
+      sourceQuery: SOURCE_QUERY.replace('src_events', 'src_empty'),
+      table: 'mart.empty_target',
+      partitionColumn: 'day',
+      key: ['day', 'id'],
+    });
     const emptyTo = new Date(Date.parse(`${FROM}T00:00:00Z`) + EMPTY_PARTITIONS * 86_400_000).toISOString().slice(0, 10);
     const empty: number[] = [];
     for (let r = 0; want('c') && r < ROUNDS; r++) {
@@ -277,12 +327,32 @@ async function main(): Promise<void> {
         ratioA <= 1.1,
         `median ratio of the ${steadyRounds} of ${ROUNDS} rounds whose direct pass ran within 10% of its fastest (all rounds: ${ratioAllRounds.toFixed(3)}); means: executor ${mean(executor).toFixed(0)} ms, direct ${mean(direct).toFixed(0)} ms (+ reconciliation ${mean(reconcile).toFixed(0)} ms)`,
       );
-      console.log(`    the same, the partition read back for its fingerprint: ${ratioReadBack.toFixed(3)} (${mean(readBack).toFixed(0)} ms; the path for tables that may change rows)`);
-      console.log(`    the same job without its validation rule: ${ratioNoRule.toFixed(3)} (${mean(noRule).toFixed(0)} ms; the executor's own lock, snapshot, fingerprint, marker and ledger)`);
-      console.log(`    per round, direct / executor / read back / no rule (ms): ${direct.map((d, i) => [d, executor[i], readBack[i], noRule[i]].map((x) => (x ?? 0).toFixed(0)).join('/')).join('  ')}`);
+      console.log(
+        `    the same, the partition read back for its fingerprint: ${ratioReadBack.toFixed(3)} (${mean(readBack).toFixed(0)} ms; the path for tables that may change rows)`,
+      );
+      console.log(
+        `    the same job without its validation rule: ${ratioNoRule.toFixed(3)} (${mean(noRule).toFixed(0)} ms; the executor's own lock, snapshot, fingerprint, marker and ledger)`,
+      );
+      console.log(
+        `    per round, direct / executor / read back / no rule (ms): ${direct.map((d, i) => [d, executor[i], readBack[i], noRule[i]].map((x) => (x ?? 0).toFixed(0)).join('/')).join('  ')}`,
+      );
     }
-    if (want('b')) line('(b) cross-server COPY ÷ plain COPY pipe', ratioB.toFixed(3), '≥ 0.80', ratioB >= 0.8, `executor ${Math.round(copyRps).toLocaleString('en-US')} rows/s, pipe ${Math.round(pipeRps).toLocaleString('en-US')} rows/s (a binary pipe: ${Math.round(binaryPipeRps).toLocaleString('en-US')} rows/s, executor ÷ it ${(copyRps / binaryPipeRps).toFixed(3)})`);
-    if (want('c')) line('(c) overhead per empty partition', `${perEmpty.toFixed(2)} ms`, '< 20 ms', perEmpty < 20, `${EMPTY_PARTITIONS} empty partitions`);
+    if (want('b'))
+      line(
+        '(b) cross-server COPY ÷ plain COPY pipe',
+        ratioB.toFixed(3),
+        '≥ 0.80',
+        ratioB >= 0.8,
+        `executor ${Math.round(copyRps).toLocaleString('en-US')} rows/s, pipe ${Math.round(pipeRps).toLocaleString('en-US')} rows/s (a binary pipe: ${Math.round(binaryPipeRps).toLocaleString('en-US')} rows/s, executor ÷ it ${(copyRps / binaryPipeRps).toFixed(3)})`,
+      );
+    if (want('c'))
+      line(
+        '(c) overhead per empty partition',
+        `${perEmpty.toFixed(2)} ms`,
+        '< 20 ms',
+        perEmpty < 20,
+        `${EMPTY_PARTITIONS} empty partitions`,
+      );
     printProfile('(a) direct statements', medianProfile(direct, profilesDirect), median(direct), DAYS);
     printProfile('(a) executor, pushdown', medianProfile(executor, profilesA), median(executor), DAYS);
     printProfile('(a) executor, pushdown, partition read back', medianProfile(readBack, profilesReadBack), median(readBack), DAYS);

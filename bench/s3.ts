@@ -48,7 +48,11 @@ async function startS3(dir: string): Promise<{ endpoint: string; close: () => Pr
 
 function openBucket(endpoint: string, name: string, concurrency: number): S3Bucket {
   const connection = s3ConnectionSchema.parse({ kind: 's3', bucket: name, endpoint, force_path_style: true });
-  return new S3Bucket(name, createS3Client({ name: 'bench', connection, credentials: { accessKeyId: KEY, secretAccessKey: KEY } }, concurrency), concurrency);
+  return new S3Bucket(
+    name,
+    createS3Client({ name: 'bench', connection, credentials: { accessKeyId: KEY, secretAccessKey: KEY } }, concurrency),
+    concurrency,
+  );
 }
 
 async function rcloneAvailable(): Promise<boolean> {
@@ -65,7 +69,11 @@ async function snapshotVsRclone(endpoint: string): Promise<BenchLine> {
   await bucket.client.send(new (await import('@aws-sdk/client-s3')).CreateBucketCommand({ Bucket: name }));
   const prefix = 'events/day-2026-01-20/';
   const body = 'x'.repeat(4096);
-  await mapLimit(Array.from({ length: OBJECTS }, (_, i) => i), 16, (i) => bucket.put(`${prefix}obj-${String(i).padStart(5, '0')}.json`, body));
+  await mapLimit(
+    Array.from({ length: OBJECTS }, (_, i) => i),
+    16,
+    (i) => bucket.put(`${prefix}obj-${String(i).padStart(5, '0')}.json`, body),
+  );
   // A custom CA bundle in the environment makes rclone refuse a plain-HTTP transport.
   const { AWS_CA_BUNDLE: _caBundle, ...inherited } = process.env;
   const env = {
@@ -88,7 +96,18 @@ async function snapshotVsRclone(endpoint: string): Promise<BenchLine> {
     const started = performance.now();
     await promisify(execFile)(
       'rclone',
-      ['copy', `bench:${name}/${prefix}`, `bench:${name}/_rclone/${round}/${prefix}`, '--transfers', String(CONCURRENCY), '--checkers', String(CONCURRENCY), '--s3-no-check-bucket', '--retries', '1'],
+      [
+        'copy',
+        `bench:${name}/${prefix}`,
+        `bench:${name}/_rclone/${round}/${prefix}`,
+        '--transfers',
+        String(CONCURRENCY),
+        '--checkers',
+        String(CONCURRENCY),
+        '--s3-no-check-bucket',
+        '--retries',
+        '1',
+      ],
       { env, maxBuffer: 16 * 1024 * 1024 },
     );
     const ms = performance.now() - started;
@@ -179,11 +198,30 @@ validation:
   );
   const env = { PATH: process.env.PATH, HOME: dir, BENCH_PG_PASSWORD: pg.password, BENCH_S3_KEY: KEY };
   const started = performance.now();
-  const child = spawn(process.execPath, [CLI, 'bench-export', '--from', '2026-01-01', '--to', '2026-01-02', '--run-id', 'bench-export-1', '--db', join(dir, 'ledger.sqlite'), '--config', join(dir, 'backfill.config.yaml'), '--jobs', join(dir, 'jobs')], {
-    cwd: dir,
-    env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [
+      CLI,
+      'bench-export',
+      '--from',
+      '2026-01-01',
+      '--to',
+      '2026-01-02',
+      '--run-id',
+      'bench-export-1',
+      '--db',
+      join(dir, 'ledger.sqlite'),
+      '--config',
+      join(dir, 'backfill.config.yaml'),
+      '--jobs',
+      join(dir, 'jobs'),
+    ],
+    {
+      cwd: dir,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   const peak = watchPeak(child.pid ?? 0);
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));

@@ -13,7 +13,6 @@ import { startEmbeddedPostgres } from '../electron/engine/sandbox/embeddedPostgr
 
 type Line = (name: string, value: string, target: string, pass: boolean, detail: string) => void;
 
-
 export async function runSandboxBench(line: Line, rounds: number): Promise<void> {
   const cold: number[] = [];
   const stops: number[] = [];
@@ -39,6 +38,18 @@ export async function runSandboxBench(line: Line, rounds: number): Promise<void>
     rmSync(bareDir, { recursive: true, force: true });
   }
   const med = (v: number[]): number => [...v].sort((x, y) => x - y)[Math.floor(v.length / 2)] ?? Number.NaN;
-  line('(f) sandbox cold start', `${(med(cold) / 1000).toFixed(2)} s`, '< 10 s', med(cold) < 10_000, `÷ bare PostgreSQL initdb+start ${(med(bare) / 1000).toFixed(2)} s = ${(med(cold) / med(bare)).toFixed(2)} (seed + s3rver cost on top)`);
-  line('(g) sandbox stop, processes left', `${(med(stops) / 1000).toFixed(2)} s`, '0 left', left === 0, `${left} server process(es) left over ${rounds} round(s)`);
+  line(
+    '(f) sandbox cold start',
+    `${(med(cold) / 1000).toFixed(2)} s`,
+    '< 10 s',
+    med(cold) < 10_000,
+    `÷ bare PostgreSQL initdb+start ${(med(bare) / 1000).toFixed(2)} s = ${(med(cold) / med(bare)).toFixed(2)} (seed + s3rver cost on top)`,
+  );
+  line(
+    '(g) sandbox stop, processes left',
+    `${(med(stops) / 1000).toFixed(2)} s`,
+    '0 left',
+    left === 0,
+    `${left} server process(es) left over ${rounds} round(s)`,
+  );
 }

@@ -69,7 +69,13 @@ export function App() {
             </button>
           )}
           {(sandbox ? [TRAINING_TAB, ...TABS] : TABS).map((t) => (
-            <button key={t.name} type="button" className={`tab${view.name === t.name || (t.name === 'history' && view.name === 'run') ? ' active' : ''}`} aria-current={view.name === t.name ? 'page' : undefined} onClick={() => go({ name: t.name } as View)}>
+            <button
+              key={t.name}
+              type="button"
+              className={`tab${view.name === t.name || (t.name === 'history' && view.name === 'run') ? ' active' : ''}`}
+              aria-current={view.name === t.name ? 'page' : undefined}
+              onClick={() => go({ name: t.name } as View)}
+            >
               {t.label}
             </button>
           ))}

@@ -3,7 +3,17 @@
  * `call`, which returns the contract's Result; `act` also puts a failure into the one visible
  * error panel, so no engine error is ever lost or shown twice.
  */
-import { splitCallName, type CallError, type CallInput, type CallName, type CallOutput, type CallResult, type EventName, type EventPayload, type RunbookBridge } from '../shared/contract.ts';
+import {
+  splitCallName,
+  type CallError,
+  type CallInput,
+  type CallName,
+  type CallOutput,
+  type CallResult,
+  type EventName,
+  type EventPayload,
+  type RunbookBridge,
+} from '../shared/contract.ts';
 import { useApp } from './store/index.ts';
 
 function bridge(): RunbookBridge | undefined {
@@ -21,11 +31,26 @@ export async function call<N extends CallName>(name: N, input: CallInput<N>): Pr
   if (!b) return { ok: false, error: MISSING };
   const [domain, verb] = splitCallName(name);
   const fn = (b as unknown as Record<string, Record<string, (input: unknown) => Promise<CallResult<CallOutput<N>>>>>)[domain]?.[verb];
-  if (!fn) return { ok: false, error: { code: 'internal', message: `window.runbook has no ${name}: the app and its bridge are out of step`, hint: 'restart the app' } };
+  if (!fn)
+    return {
+      ok: false,
+      error: {
+        code: 'internal',
+        message: `window.runbook has no ${name}: the app and its bridge are out of step`,
+        hint: 'restart the app',
+      },
+    };
   try {
     return await fn(input);
   } catch (err) {
-    return { ok: false, error: { code: 'internal', message: `${name} failed to reach the engine: ${err instanceof Error ? err.message : String(err)}`, hint: 'restart the app' } };
+    return {
+      ok: false,
+      error: {
+        code: 'internal',
+        message: `${name} failed to reach the engine: ${err instanceof Error ? err.message : String(err)}`,
+        hint: 'restart the app',
+      },
+    };
   }
 }
 

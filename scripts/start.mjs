@@ -19,7 +19,8 @@ function electronBinary() {
     const message = err instanceof Error ? err.message.split('\n')[0] : String(err);
     // The electron package's own words ("failed to install correctly, please delete …") point
     // at a broken install; almost always the binary was simply never downloaded.
-    if (message.includes('failed to install correctly')) return { why: 'its binary was never downloaded: ELECTRON_SKIP_BINARY_DOWNLOAD was set, or the download failed at install' };
+    if (message.includes('failed to install correctly'))
+      return { why: 'its binary was never downloaded: ELECTRON_SKIP_BINARY_DOWNLOAD was set, or the download failed at install' };
     return { why: message };
   }
 }
@@ -32,7 +33,11 @@ function run(command, args) {
 
 const electron = electronBinary();
 if (electron.path && !process.argv.includes('--browser')) {
-  const code = await run(process.execPath, [fileURLToPath(new URL('../node_modules/@electron-forge/cli/dist/electron-forge.js', import.meta.url)), 'start', ...process.argv.slice(2)]);
+  const code = await run(process.execPath, [
+    fileURLToPath(new URL('../node_modules/@electron-forge/cli/dist/electron-forge.js', import.meta.url)),
+    'start',
+    ...process.argv.slice(2),
+  ]);
   // **Hazard**: Forge rebuilt better-sqlite3 for Electron's ABI; the CLI and the tests run in
   // plain Node, which cannot load that build. Put Node's build back.
   console.log('Restoring the Node.js build of better-sqlite3 for run-backfill and the tests…');
@@ -43,8 +48,12 @@ if (electron.path && !process.argv.includes('--browser')) {
 console.log(
   [
     '',
-    process.argv.includes('--browser') ? 'Browser mode was asked for (--browser).' : `Electron's binary is not installed here (${electron.why}).`,
-    process.env.ELECTRON_SKIP_BINARY_DOWNLOAD ? 'ELECTRON_SKIP_BINARY_DOWNLOAD is set, so `npm install` skipped it; unset it and run `npm install` again for the desktop app.' : 'Run `npm install` with network access to GitHub to get the desktop app.',
+    process.argv.includes('--browser')
+      ? 'Browser mode was asked for (--browser).'
+      : `Electron's binary is not installed here (${electron.why}).`,
+    process.env.ELECTRON_SKIP_BINARY_DOWNLOAD
+      ? 'ELECTRON_SKIP_BINARY_DOWNLOAD is set, so `npm install` skipped it; unset it and run `npm install` again for the desktop app.'
+      : 'Run `npm install` with network access to GitHub to get the desktop app.',
     'Starting Backfill Runbook in BROWSER MODE instead: the same screens, handlers and engine, served on 127.0.0.1.',
     '',
   ].join('\n'),

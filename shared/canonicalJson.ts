@@ -10,8 +10,7 @@ type Serialize = (input: unknown) => string | undefined;
 // `export default`, so under NodeNext TypeScript types the default import as the module
 // object while Node hands us the function itself. Accept either shape at run time.
 const imported: unknown = canonicalizeModule;
-const serialize: Serialize =
-  typeof imported === 'function' ? (imported as Serialize) : (imported as { default: Serialize }).default;
+const serialize: Serialize = typeof imported === 'function' ? (imported as Serialize) : (imported as { default: Serialize }).default;
 
 /**
  * Canonical JSON text of a JSON-like value: plain objects, arrays, strings, finite numbers,

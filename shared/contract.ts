@@ -68,7 +68,13 @@ export const CALLS = {
   'runbook:importSignature': call(z.strictObject({ runId, text: z.string().min(1).max(1_000_000) }))<T.SignoffView>(),
 
   'identities:list': call(none)<T.IdentityView[]>(),
-  'identities:create': call(z.strictObject({ name: identityName, role: z.enum(['operator', 'lead']), passphrase: passphrase.min(8, 'must be at least 8 characters') }))<T.IdentityView>(),
+  'identities:create': call(
+    z.strictObject({
+      name: identityName,
+      role: z.enum(['operator', 'lead']),
+      passphrase: passphrase.min(8, 'must be at least 8 characters'),
+    }),
+  )<T.IdentityView>(),
 
   'run:start': call(byRun)<{ started: boolean }>(),
   'run:pause': call(byRun)<{ requested: boolean }>(),
@@ -113,7 +119,8 @@ export type EventPayload<E extends EventName> = (typeof EVENTS)[E];
 export const CALL_NAMES = Object.keys(CALLS) as CallName[];
 export const EVENT_NAMES = Object.keys(EVENTS) as EventName[];
 
-export type ErrorCode = 'input' | 'gate' | 'not-found' | 'conflict' | 'unavailable' | 'plain-text-secret' | 'store' | 'untrusted-sender' | 'internal';
+export type ErrorCode =
+  'input' | 'gate' | 'not-found' | 'conflict' | 'unavailable' | 'plain-text-secret' | 'store' | 'untrusted-sender' | 'internal';
 
 export interface CallError {
   message: string;

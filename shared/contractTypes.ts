@@ -280,7 +280,17 @@ export type ExecutorEventView =
   | { type: 'stopping'; reason: string; kind: 'operator' | 'condition' }
   | { type: 'retuned'; concurrency: number; sleepMs: number }
   | { type: 'reconciled'; ok: number; problems: number }
-  | { type: 'run-finished'; runId: string; status: 'succeeded' | 'failed' | 'paused' | 'halted'; published: number; failed: number; pending: number; rows: number; ms: number; reason: string | null }
+  | {
+      type: 'run-finished';
+      runId: string;
+      status: 'succeeded' | 'failed' | 'paused' | 'halted';
+      published: number;
+      failed: number;
+      pending: number;
+      rows: number;
+      ms: number;
+      reason: string | null;
+    }
   | { type: 'engine-error'; message: string }
   /** no executor of this app drives the run any more (finished, paused, stopped or failed) */
   | { type: 'detached' };

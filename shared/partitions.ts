@@ -57,10 +57,13 @@ export function partitionRange(
   const from = parseBoundary(range.from, unit, labels.from, 'range.from');
   const to = parseBoundary(range.to, unit, labels.to, 'range.to');
   if (from >= to) {
-    throw new InputError(`${labels.from} ${range.from.trim()} is not before ${labels.to} ${range.to.trim()}: the range is half-open, from <= t < to`, {
-      field: 'range.to',
-      value: range.to,
-    });
+    throw new InputError(
+      `${labels.from} ${range.from.trim()} is not before ${labels.to} ${range.to.trim()}: the range is half-open, from <= t < to`,
+      {
+        field: 'range.to',
+        value: range.to,
+      },
+    );
   }
   const wallCount = countSteps(from, to, unit);
   if (wallCount > MAX_PARTITIONS) throw tooMany(range, wallCount, unit);
@@ -79,10 +82,13 @@ export function partitionRange(
   entries.sort((a, b) => a.t - b.t);
   const bounds = entries.filter((e, i) => entries[i + 1]?.t !== e.t);
   if (bounds.length === 0) {
-    throw new InputError(`${labels.from} ${range.from.trim()} to ${labels.to} ${range.to.trim()} is empty in ${timeZone}: that local time does not exist (the clocks skip it)`, {
-      field: 'range.from',
-      value: range.from,
-    });
+    throw new InputError(
+      `${labels.from} ${range.from.trim()} to ${labels.to} ${range.to.trim()} is empty in ${timeZone}: that local time does not exist (the clocks skip it)`,
+      {
+        field: 'range.from',
+        value: range.from,
+      },
+    );
   }
   if (bounds.length > MAX_PARTITIONS) throw tooMany(range, bounds.length, unit);
   const starts = bounds.map(clock.iso);
@@ -123,7 +129,12 @@ function parseBoundary(raw: string, unit: Unit, label: string, field: string): n
   const misaligned =
     mi !== 0 ? 'an hour' : unit === 'day' && h !== 0 ? 'a day' : unit === 'month' && (h !== 0 || d !== 1) ? 'a month' : undefined;
   if (misaligned) {
-    const rule = unit === 'hour' ? 'hourly partitions start on the hour' : unit === 'day' ? 'daily partitions start at local midnight' : 'monthly partitions start on the 1st at local midnight';
+    const rule =
+      unit === 'hour'
+        ? 'hourly partitions start on the hour'
+        : unit === 'day'
+          ? 'daily partitions start at local midnight'
+          : 'monthly partitions start on the 1st at local midnight';
     throw new InputError(`${label} ${text} is not on ${misaligned} boundary: ${rule}`, { field, value: raw });
   }
   return Date.UTC(y, mo - 1, d, h);
@@ -166,10 +177,20 @@ function zoneClock(timeZone: string) {
   if (!fmt) {
     try {
       fmt = new Intl.DateTimeFormat('en-US', {
-        timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric',
+        timeZone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: 'numeric',
+        day: 'numeric',
+        hour: 'numeric',
+        minute: 'numeric',
+        second: 'numeric',
       });
     } catch {
-      throw new InputError(`time zone ${showValue(timeZone)} is not a known IANA zone: use a name like UTC, Asia/Seoul or America/New_York`, { field: 'timezone', value: timeZone });
+      throw new InputError(
+        `time zone ${showValue(timeZone)} is not a known IANA zone: use a name like UTC, Asia/Seoul or America/New_York`,
+        { field: 'timezone', value: timeZone },
+      );
     }
     formatters.set(timeZone, fmt);
   }

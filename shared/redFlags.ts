@@ -32,7 +32,12 @@ export function redFlags(input: RedFlagInput): RedFlag[] {
   for (const side of ['from', 'to'] as const) {
     const value = plan.range[side];
     if (value.trim() === '') {
-      flags.push({ code: 'vague-range', severity: 'block', field: `range.${side}`, message: `range.${side} is empty: give an absolute date like 2026-05-01` });
+      flags.push({
+        code: 'vague-range',
+        severity: 'block',
+        field: `range.${side}`,
+        message: `range.${side} is empty: give an absolute date like 2026-05-01`,
+      });
     } else if (!looksLikeBoundary(value)) {
       flags.push({
         code: 'vague-range',
@@ -44,14 +49,28 @@ export function redFlags(input: RedFlagInput): RedFlag[] {
   }
 
   if (!dryRunOnRecord) {
-    flags.push({ code: 'no-dry-run', severity: strict, message: 'no dry run on record for this exact plan (same range, mode and throttle): run the same command with --dry-run first' });
+    flags.push({
+      code: 'no-dry-run',
+      severity: strict,
+      message: 'no dry run on record for this exact plan (same range, mode and throttle): run the same command with --dry-run first',
+    });
   }
 
   const { sleep_ms, concurrency } = plan.throttle;
   if (sleep_ms === 0 && concurrency > 1) {
-    flags.push({ code: 'no-throttle', severity: 'warn', field: 'throttle.sleep_ms', message: `no throttle: ${concurrency} partitions at a time with no pause between them: set throttle.sleep_ms (--sleep-ms)` });
+    flags.push({
+      code: 'no-throttle',
+      severity: 'warn',
+      field: 'throttle.sleep_ms',
+      message: `no throttle: ${concurrency} partitions at a time with no pause between them: set throttle.sleep_ms (--sleep-ms)`,
+    });
   } else if (sleep_ms === 0 && partitionCount > UNTHROTTLED_PARTITIONS) {
-    flags.push({ code: 'no-throttle', severity: 'warn', field: 'throttle.sleep_ms', message: `no throttle: ${partitionCount} partitions with no pause between them: set throttle.sleep_ms (--sleep-ms)` });
+    flags.push({
+      code: 'no-throttle',
+      severity: 'warn',
+      field: 'throttle.sleep_ms',
+      message: `no throttle: ${partitionCount} partitions with no pause between them: set throttle.sleep_ms (--sleep-ms)`,
+    });
   }
 
   const { max_replication_lag_s, max_lock_wait_ms, max_row_diff_ratio } = plan.stop;
@@ -65,11 +84,21 @@ export function redFlags(input: RedFlagInput): RedFlag[] {
   }
 
   if ((plan.write_mode === 'upsert' || plan.write_mode === 'append-dedupe') && job.target.kind !== 's3' && job.target.key.length === 0) {
-    flags.push({ code: 'duplicate-risk', severity: 'block', field: 'target.key', message: `${plan.write_mode} without a key can duplicate rows: set target.key in the job` });
+    flags.push({
+      code: 'duplicate-risk',
+      severity: 'block',
+      field: 'target.key',
+      message: `${plan.write_mode} without a key can duplicate rows: set target.key in the job`,
+    });
   }
 
   if (job.validation.length === 0) {
-    flags.push({ code: 'no-validation', severity: strict, field: 'validation', message: 'the job has no validation rules: add one comparing source and target counts or sums' });
+    flags.push({
+      code: 'no-validation',
+      severity: strict,
+      field: 'validation',
+      message: 'the job has no validation rules: add one comparing source and target counts or sums',
+    });
   }
   return flags;
 }

@@ -34,7 +34,14 @@ export interface StepFacts {
   snapshot: { evidenceId: number; partitions: number } | null;
   dryRun: { evidenceId: number; summary: string } | null;
   signoff: { required: boolean; valid: { signer: string } | null; problems: string[] };
-  run: { status: 'planned' | 'running' | 'paused' | 'halted' | 'failed' | 'succeeded'; live: boolean; published: number; failed: number; total: number; haltReason: string | null };
+  run: {
+    status: 'planned' | 'running' | 'paused' | 'halted' | 'failed' | 'succeeded';
+    live: boolean;
+    published: number;
+    failed: number;
+    total: number;
+    haltReason: string | null;
+  };
   comparison: { evidenceId: number; ok: boolean } | null;
   closed: { evidenceId: number } | null;
   /** steps this build cannot perform, with the reason shown to the user */
@@ -47,8 +54,14 @@ function own(f: StepFacts, id: StepId): Own {
   const none = { evidenceId: null };
   switch (id) {
     case 'sanity':
-      if (!f.sanity) return { status: 'ready', detail: "Run the job's quality rules on the source before anything is recomputed from it.", ...none };
-      if (f.sanity.blocked) return { status: 'blocked', detail: `A fail-severity rule did not hold: ${f.sanity.failed.join('; ')}. Fix the source, then check again.`, evidenceId: f.sanity.evidenceId };
+      if (!f.sanity)
+        return { status: 'ready', detail: "Run the job's quality rules on the source before anything is recomputed from it.", ...none };
+      if (f.sanity.blocked)
+        return {
+          status: 'blocked',
+          detail: `A fail-severity rule did not hold: ${f.sanity.failed.join('; ')}. Fix the source, then check again.`,
+          evidenceId: f.sanity.evidenceId,
+        };
       return { status: 'done', detail: 'The source passed its quality rules.', evidenceId: f.sanity.evidenceId };
     case 'snapshot':
       if (!f.snapshot) return { status: 'ready', detail: 'Copy the partitions about to be overwritten, so they can be restored.', ...none };
@@ -58,14 +71,19 @@ function own(f: StepFacts, id: StepId): Own {
       return { status: 'done', detail: `Dry run on record: ${f.dryRun.summary}.`, evidenceId: f.dryRun.evidenceId };
     case 'signoff':
       if (f.signoff.valid) return { status: 'done', detail: `Signed off by ${f.signoff.valid.signer}.`, ...none };
-      if (!f.signoff.required) return { status: 'done', detail: 'Not required for this automation tier (a sign-off may still be recorded).', ...none };
+      if (!f.signoff.required)
+        return { status: 'done', detail: 'Not required for this automation tier (a sign-off may still be recorded).', ...none };
       if (f.signoff.problems.length > 0) return { status: 'blocked', detail: f.signoff.problems.join(' · '), ...none };
-      return { status: 'ready', detail: "A lead other than the operator signs this exact plan and its dry run.", ...none };
+      return { status: 'ready', detail: 'A lead other than the operator signs this exact plan and its dry run.', ...none };
     case 'execute':
       return executeStep(f.run);
     case 'compare':
       if (!f.comparison) return { status: 'ready', detail: 'Capture source vs target per partition as evidence.', ...none };
-      return { status: 'done', detail: f.comparison.ok ? 'Source and target agree on every partition.' : 'Captured: some partitions differ (highlighted).', evidenceId: f.comparison.evidenceId };
+      return {
+        status: 'done',
+        detail: f.comparison.ok ? 'Source and target agree on every partition.' : 'Captured: some partitions differ (highlighted).',
+        evidenceId: f.comparison.evidenceId,
+      };
     case 'close':
       if (!f.closed) return { status: 'ready', detail: 'Summarise the run and export the incident note.', ...none };
       return { status: 'done', detail: 'Closed; the incident note was exported.', evidenceId: f.closed.evidenceId };
@@ -80,13 +98,25 @@ function executeStep(run: StepFacts['run']): Own {
     case 'planned':
       return { status: 'ready', detail: 'Execute partition by partition; pause, resume or stop at a partition boundary.', ...none };
     case 'running':
-      return { status: 'active', detail: `Interrupted: no executor is driving it (${progress}). Resume continues where it stopped.`, ...none };
+      return {
+        status: 'active',
+        detail: `Interrupted: no executor is driving it (${progress}). Resume continues where it stopped.`,
+        ...none,
+      };
     case 'paused':
       return { status: 'active', detail: `Paused (${progress}). Resume continues where it stopped.`, ...none };
     case 'halted':
-      return { status: 'active', detail: `Halted: ${run.haltReason ?? 'a stop condition fired'} (${progress}). Resume when it is safe.`, ...none };
+      return {
+        status: 'active',
+        detail: `Halted: ${run.haltReason ?? 'a stop condition fired'} (${progress}). Resume when it is safe.`,
+        ...none,
+      };
     case 'failed':
-      return { status: 'done', detail: `Finished with problems: ${run.haltReason ?? progress}. Resume to retry, or compare and close.`, ...none };
+      return {
+        status: 'done',
+        detail: `Finished with problems: ${run.haltReason ?? progress}. Resume to retry, or compare and close.`,
+        ...none,
+      };
     case 'succeeded':
       return { status: 'done', detail: `Succeeded: ${progress}, reconciled.`, ...none };
   }

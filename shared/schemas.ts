@@ -39,7 +39,10 @@ export function isTimeZone(timeZone: string): boolean {
 
 export const timeZoneSchema = z.string().superRefine((zone, ctx) => {
   if (!isTimeZone(zone)) {
-    ctx.addIssue({ code: 'custom', message: `unknown time zone ${showValue(zone)}: use an IANA name like UTC, Asia/Seoul or America/New_York` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `unknown time zone ${showValue(zone)}: use an IANA name like UTC, Asia/Seoul or America/New_York`,
+    });
   }
 });
 
@@ -139,7 +142,14 @@ export const qualityRuleSchema = z.discriminatedUnion('kind', [
   }),
   z.strictObject({ kind: z.literal('freshness'), table: text, time_column: text, max_age_minutes: z.number().positive(), severity }),
   z
-    .strictObject({ kind: z.literal('custom_sql'), name: text, sql: text, min: z.number().optional(), max: z.number().optional(), severity })
+    .strictObject({
+      kind: z.literal('custom_sql'),
+      name: text,
+      sql: text,
+      min: z.number().optional(),
+      max: z.number().optional(),
+      severity,
+    })
     .superRefine((rule, ctx) => {
       if (rule.min === undefined && rule.max === undefined) {
         ctx.addIssue({ code: 'custom', message: 'custom_sql needs min, max or both: the bounds its single value must stay within' });
@@ -168,11 +178,14 @@ const S3_PATH_HINT = 'e.g. "events-backfill/events-backfill_{date}_{hour}" or "r
 const s3PathSchema = z.string().superRefine((path, ctx) => {
   const fail = (message: string) => ctx.addIssue({ code: 'custom', message });
   if (path.trim() === '') return fail(`must not be empty: give the partition's key template, ${S3_PATH_HINT}`);
-  if (/^s3:\/\//i.test(path)) return fail(`${showValue(path)} is a URL: give the key inside the bucket (the bucket comes from the connection), ${S3_PATH_HINT}`);
+  if (/^s3:\/\//i.test(path))
+    return fail(`${showValue(path)} is a URL: give the key inside the bucket (the bucket comes from the connection), ${S3_PATH_HINT}`);
   if (path.startsWith('/')) return fail(`${showValue(path)} starts with "/": S3 keys do not, so nothing would ever match`);
   const unknown = templatePlaceholders(path).filter((p) => !(S3_PLACEHOLDERS as readonly string[]).includes(p));
   if (unknown.length > 0) {
-    return fail(`${showValue(path)} uses {${unknown[0]}}, which is not a placeholder: use {date}, {hour} or {partition}, and write fixed names (a project id) literally`);
+    return fail(
+      `${showValue(path)} uses {${unknown[0]}}, which is not a placeholder: use {date}, {hour} or {partition}, and write fixed names (a project id) literally`,
+    );
   }
   if (/[{}]/.test(path.replace(/\{[^{}]*\}/g, ''))) return fail(`${showValue(path)} has an unmatched "{" or "}"`);
 });
@@ -180,11 +193,17 @@ const s3PathSchema = z.string().superRefine((path, ctx) => {
 /** A fixed key prefix such as "events/" — a "folder" another reader lists. */
 const s3PrefixSchema = z.string().superRefine((prefix, ctx) => {
   if (prefix === '' || prefix.startsWith('/') || /^s3:\/\//i.test(prefix)) {
-    ctx.addIssue({ code: 'custom', message: `${showValue(prefix)} is not a key prefix: write it like "events/" (inside the bucket, ending in "/")` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `${showValue(prefix)} is not a key prefix: write it like "events/" (inside the bucket, ending in "/")`,
+    });
   } else if (/[{}]/.test(prefix)) {
     ctx.addIssue({ code: 'custom', message: `${showValue(prefix)} has placeholders: a prefix is fixed (write a project id literally)` });
   } else if (!prefix.endsWith('/')) {
-    ctx.addIssue({ code: 'custom', message: `${showValue(prefix)} must end with "/": a reader listing "${prefix}" would also see "${prefix}-backfill/…"` });
+    ctx.addIssue({
+      code: 'custom',
+      message: `${showValue(prefix)} must end with "/": a reader listing "${prefix}" would also see "${prefix}-backfill/…"`,
+    });
   }
 });
 
@@ -206,7 +225,11 @@ export function literalHead(template: string): string {
   return brace === -1 ? template : template.slice(0, brace);
 }
 
-function checkPrefixes(location: { path: string; prefix?: string; backfill_prefix?: string }, ctx: z.core.$RefinementCtx, isTarget: boolean): void {
+function checkPrefixes(
+  location: { path: string; prefix?: string; backfill_prefix?: string },
+  ctx: z.core.$RefinementCtx,
+  isTarget: boolean,
+): void {
   const { prefix, backfill_prefix: backfill } = location;
   if (prefix !== undefined && backfill !== undefined && (prefix.startsWith(backfill) || backfill.startsWith(prefix))) {
     ctx.addIssue({
@@ -220,7 +243,11 @@ function checkPrefixes(location: { path: string; prefix?: string; backfill_prefi
   // Under the automated prefix is the gate's to refuse (exit 4, naming the prefix to use); anywhere
   // else but the declared backfill prefix is a mistake in the file.
   if (isTarget && backfill !== undefined && !head.startsWith(backfill) && !(prefix !== undefined && head.startsWith(prefix))) {
-    ctx.addIssue({ code: 'custom', path: ['path'], message: `${showValue(location.path)} is not under backfill_prefix ${showValue(backfill)}: start it with ${showValue(backfill)}` });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['path'],
+      message: `${showValue(location.path)} is not under backfill_prefix ${showValue(backfill)}: start it with ${showValue(backfill)}`,
+    });
   }
 }
 
@@ -276,11 +303,23 @@ function checkJobSides(job: z.output<typeof jobObjectSchema>, ctx: z.core.$Refin
     const used = templatePlaceholders(location.path);
     const has = (p: S3Placeholder) => used.includes(p);
     if (has('hour') && job.unit !== 'hour') {
-      ctx.addIssue({ code: 'custom', path: [side, 'path'], message: `uses {hour} but the job's unit is ${job.unit}: a ${job.unit === 'day' ? 'daily' : 'monthly'} partition has no single hour` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [side, 'path'],
+        message: `uses {hour} but the job's unit is ${job.unit}: a ${job.unit === 'day' ? 'daily' : 'monthly'} partition has no single hour`,
+      });
     } else if (!has('partition') && !has('date')) {
-      ctx.addIssue({ code: 'custom', path: [side, 'path'], message: `${showValue(location.path)} has neither {date} nor {partition}: every partition would share one location` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [side, 'path'],
+        message: `${showValue(location.path)} has neither {date} nor {partition}: every partition would share one location`,
+      });
     } else if (job.unit === 'hour' && !has('partition') && !has('hour')) {
-      ctx.addIssue({ code: 'custom', path: [side, 'path'], message: `${showValue(location.path)} has {date} but not {hour}: the 24 hourly partitions of a day would share one location` });
+      ctx.addIssue({
+        code: 'custom',
+        path: [side, 'path'],
+        message: `${showValue(location.path)} has {date} but not {hour}: the 24 hourly partitions of a day would share one location`,
+      });
     }
   }
   if (job.target.kind === 's3' && job.write_mode !== 'overwrite-partition') {
@@ -302,7 +341,12 @@ function checkJobSides(job: z.output<typeof jobObjectSchema>, ctx: z.core.$Refin
     }
   });
   if (job.source.kind === 's3' && job.quality.length > 0) {
-    ctx.addIssue({ code: 'custom', path: ['quality'], message: 'quality rules run SQL on a Postgres source; this job reads S3 objects: remove them (records are validated as they are read)' });
+    ctx.addIssue({
+      code: 'custom',
+      path: ['quality'],
+      message:
+        'quality rules run SQL on a Postgres source; this job reads S3 objects: remove them (records are validated as they are read)',
+    });
   }
 }
 
@@ -344,9 +388,7 @@ export function asPostgresJob(job: Job): PostgresJob {
 export const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export const planSchema = z.strictObject({
-  request_id: z
-    .string()
-    .regex(REQUEST_ID, 'must be letters, digits, ".", "_", ":" or "-" (at most 128), starting with a letter or digit'),
+  request_id: z.string().regex(REQUEST_ID, 'must be letters, digits, ".", "_", ":" or "-" (at most 128), starting with a letter or digit'),
   reason: z.string().default(''),
   job: jobNameSchema,
   // Any text here: a vague range ("last 3 months") is reported as a red flag, not a parse error.
@@ -369,7 +411,11 @@ export const planSchema = z.strictObject({
       replica: connectionNameSchema.optional(),
       /** local wall-clock hours when backfills must not run, e.g. { from: '09:00', to: '18:00' } */
       no_run_window: z
-        .strictObject({ from: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'), to: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'), timezone: timeZoneSchema.optional() })
+        .strictObject({
+          from: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'),
+          to: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'),
+          timezone: timeZoneSchema.optional(),
+        })
         .optional(),
       /** a file whose existence stops the run at once (the partition in flight rolls back) */
       panic_file: z.string().min(1).optional(),

@@ -20,7 +20,8 @@ export function automationTier(input: TierInput): { tier: Tier; reasons: string[
   const manual: string[] = [];
   if (input.billing) manual.push('billing data');
   if (input.externalPartner) manual.push('sent to an external partner');
-  if (input.rangeDays > MANUAL_OVER_DAYS) manual.push(`range of ${days(input.rangeDays, MANUAL_OVER_DAYS)} days is over ${MANUAL_OVER_DAYS}`);
+  if (input.rangeDays > MANUAL_OVER_DAYS)
+    manual.push(`range of ${days(input.rangeDays, MANUAL_OVER_DAYS)} days is over ${MANUAL_OVER_DAYS}`);
   if (manual.length > 0) return { tier: 'manual', reasons: manual };
 
   const notAuto: string[] = [];

@@ -43,7 +43,10 @@ export function exitCodeOf(err: unknown): ExitCode {
 function describeError(err: unknown): string {
   if (err instanceof InputError) {
     const { file, field, hint } = err.details;
-    const where = [file && !err.message.includes(file) ? file : undefined, field && !err.message.includes(field) ? `field ${field}` : undefined]
+    const where = [
+      file && !err.message.includes(file) ? file : undefined,
+      field && !err.message.includes(field) ? `field ${field}` : undefined,
+    ]
       .filter(Boolean)
       .join(': ');
     return `${where ? `${where}: ` : ''}${err.message}${hint ? `\n  hint: ${hint}` : ''}`;

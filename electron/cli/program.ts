@@ -46,7 +46,9 @@ export function integer(min: number, max = Number.MAX_SAFE_INTEGER) {
   return (text: string): number => {
     const n = Number(text);
     if (!/^-?\d+$/.test(text.trim()) || n < min || n > max) {
-      throw new InvalidArgumentError(`expected a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}, got ${showValue(text)}`);
+      throw new InvalidArgumentError(
+        `expected a whole number from ${min}${max < Number.MAX_SAFE_INTEGER ? ` to ${max}` : ''}, got ${showValue(text)}`,
+      );
     }
     return n;
   };

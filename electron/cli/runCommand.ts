@@ -47,11 +47,15 @@ export function loadRunPlan(jobName: string | undefined, opts: RunOptions, store
   let job: Job;
   if (opts.plan) {
     plan = loadPlan(opts.plan);
-    if (jobName && jobName !== plan.job) throw new InputError(`job "${jobName}" contradicts the plan's job "${plan.job}"`, { file: opts.plan, field: 'job', value: jobName });
+    if (jobName && jobName !== plan.job)
+      throw new InputError(`job "${jobName}" contradicts the plan's job "${plan.job}"`, { file: opts.plan, field: 'job', value: jobName });
     job = loadJob(opts.jobs, plan.job, config).job;
     checkFlagsAgainstPlan(plan, opts, opts.plan);
   } else {
-    if (!jobName) throw new InputError('name the job to run, e.g. `run-backfill order-daily-mart --from 2026-05-01 --to 2026-07-01`', { field: '<job>' });
+    if (!jobName)
+      throw new InputError('name the job to run, e.g. `run-backfill order-daily-mart --from 2026-05-01 --to 2026-07-01`', {
+        field: '<job>',
+      });
     job = loadJob(opts.jobs, jobName, config).job;
     plan = planFromFlags(job, opts);
   }
@@ -68,16 +72,21 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
     const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode);
     const result = await dryRun(prepared, target, store);
     out.record('dry-run', { planHash: prepared.planHash, partitions: result.rows }, formatDryRun(result.rows));
-    out.say(`Dry run kept as evidence #${result.evidenceId} for plan ${prepared.planHash.slice(0, 12)}. Nothing was written to the target.`);
+    out.say(
+      `Dry run kept as evidence #${result.evidenceId} for plan ${prepared.planHash.slice(0, 12)}. Nothing was written to the target.`,
+    );
     return EXIT.ok;
   }
 
   const existing = store.runs.get(plan.request_id);
   if (existing) {
-    throw new InputError(`run "${plan.request_id}" already exists (status ${existing.status}): add --resume to continue it, or pick a new --run-id`, {
-      field: '--run-id',
-      value: plan.request_id,
-    });
+    throw new InputError(
+      `run "${plan.request_id}" already exists (status ${existing.status}): add --resume to continue it, or pick a new --run-id`,
+      {
+        field: '--run-id',
+        value: plan.request_id,
+      },
+    );
   }
   const sanity = await runSanityChecks(prepared, config, store);
   out.record('sanity-check', { ...sanity }, formatSanity(sanity));
@@ -93,7 +102,11 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
 async function resume(opts: RunOptions, store: Store, out: Reporter): Promise<ExitCode> {
   if (!opts.runId) throw new InputError('--resume needs --run-id: the run to continue', { field: '--run-id' });
   const run = store.runs.get(opts.runId);
-  if (!run) throw new InputError(`no run "${opts.runId}" in ${store.file}: check the id with \`run-backfill status\``, { field: '--run-id', value: opts.runId });
+  if (!run)
+    throw new InputError(`no run "${opts.runId}" in ${store.file}: check the id with \`run-backfill status\``, {
+      field: '--run-id',
+      value: opts.runId,
+    });
   const stored = store.plans.get(run.planHash);
   if (!stored) throw new InputError(`run "${run.runId}" has no plan on record`, { field: '--run-id', value: run.runId });
   const plan = planSchema.parse(stored.plan);
@@ -127,7 +140,14 @@ async function prepareOrClose(target: PartitionTarget): Promise<void> {
   }
 }
 
-async function execute(store: Store, loaded: { config: Config; job: Job; plan: Plan }, target: PartitionTarget, reprocess: Reprocess, out: Reporter, operator?: string): Promise<ExitCode> {
+async function execute(
+  store: Store,
+  loaded: { config: Config; job: Job; plan: Plan },
+  target: PartitionTarget,
+  reprocess: Reprocess,
+  out: Reporter,
+  operator?: string,
+): Promise<ExitCode> {
   const runner = createRunner({ store, ...loaded, target, actor: actor(operator), reprocess, onEvent: (e) => out.event(e) });
   // First Ctrl-C: finish the partition in flight. Second: roll it back now. Either way resumable.
   let interrupts = 0;

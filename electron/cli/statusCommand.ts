@@ -12,10 +12,19 @@ export function statusCommand(opts: { runId?: string; limit: number }, store: St
     return EXIT.ok;
   }
   const run = store.runs.get(opts.runId);
-  if (!run) throw new InputError(`no run "${opts.runId}" in ${store.file}`, { field: '--run-id', value: opts.runId, hint: 'list runs with `run-backfill status`' });
+  if (!run)
+    throw new InputError(`no run "${opts.runId}" in ${store.file}`, {
+      field: '--run-id',
+      value: opts.runId,
+      hint: 'list runs with `run-backfill status`',
+    });
   const partitions = store.partitions.list(run.runId);
   const reconciliation = store.evidence.list({ runId: run.runId, kind: 'reconciliation' }).at(-1);
   const metrics = runMetrics(store, run.runId);
-  out.record('status', { run, metrics, partitions, reconciliation: reconciliation?.body ?? null }, `${formatRun(run)}\n${formatMetrics(metrics)}\n\n${formatPartitions(partitions)}`);
+  out.record(
+    'status',
+    { run, metrics, partitions, reconciliation: reconciliation?.body ?? null },
+    `${formatRun(run)}\n${formatMetrics(metrics)}\n\n${formatPartitions(partitions)}`,
+  );
   return EXIT.ok;
 }

@@ -8,7 +8,11 @@ import type { RunMetrics } from '../engine/executor/metrics.ts';
 export function table(header: string[], rows: string[][], leftAligned: readonly number[] = []): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const left = (i: number): boolean => i === 0 || leftAligned.includes(i);
-  const line = (cells: string[]): string => cells.map((c, i) => (left(i) ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0))).join('  ').trimEnd();
+  const line = (cells: string[]): string =>
+    cells
+      .map((c, i) => (left(i) ? c.padEnd(widths[i] ?? 0) : c.padStart(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
@@ -17,7 +21,12 @@ const show = (v: Measures[string] | undefined): string => (v === null || v === u
 export function formatDryRun(rows: DryRunRow[]): string {
   const columns = Object.keys(rows[0]?.source ?? { rows: 0 });
   const header = ['partition', ...columns.map((c) => `source ${c}`), ...columns.map((c) => `target ${c}`), 'row change'];
-  const body = rows.map((r) => [r.partition.key, ...columns.map((c) => show(r.source[c])), ...columns.map((c) => show(r.target[c])), signed(r.change.rows)]);
+  const body = rows.map((r) => [
+    r.partition.key,
+    ...columns.map((c) => show(r.source[c])),
+    ...columns.map((c) => show(r.target[c])),
+    signed(r.change.rows),
+  ]);
   const totals = columns.map((c) => rows.reduce((s, r) => s + Number(r.source[c] ?? 0), 0));
   const targetTotals = columns.map((c) => rows.reduce((s, r) => s + Number(r.target[c] ?? 0), 0));
   const change = rows.reduce((s, r) => s + Number(r.change.rows ?? 0), 0);
@@ -63,15 +72,30 @@ export function formatRunList(runs: Run[]): string {
   if (runs.length === 0) return 'No runs on record.';
   return table(
     ['run id', 'job', 'status', 'published', 'range', 'created'],
-    runs.map((r) => [r.runId, r.jobName, r.status, `${r.partitionsPublished}/${r.partitionsTotal}`, `${r.rangeFrom} → ${r.rangeTo}`, r.createdAt]),
+    runs.map((r) => [
+      r.runId,
+      r.jobName,
+      r.status,
+      `${r.partitionsPublished}/${r.partitionsTotal}`,
+      `${r.rangeFrom} → ${r.rangeTo}`,
+      r.createdAt,
+    ]),
     [1, 2, 4, 5],
   );
 }
 
 export function formatSanity(report: SanityReport): string {
   if (report.results.length === 0) return 'Source sanity checks: the job declares none (add `quality:` rules).';
-  const rows = report.results.map((r) => [r.ok ? 'ok' : r.severity === 'fail' ? 'FAIL' : 'warn', r.rule, r.value === null ? '–' : String(r.value), r.threshold, r.message]);
-  const head = report.blocked ? 'Source sanity checks: BLOCKED — the source is not healthy; fix it before recomputing from it' : 'Source sanity checks:';
+  const rows = report.results.map((r) => [
+    r.ok ? 'ok' : r.severity === 'fail' ? 'FAIL' : 'warn',
+    r.rule,
+    r.value === null ? '–' : String(r.value),
+    r.threshold,
+    r.message,
+  ]);
+  const head = report.blocked
+    ? 'Source sanity checks: BLOCKED — the source is not healthy; fix it before recomputing from it'
+    : 'Source sanity checks:';
   return `${head}\n${table(['result', 'rule', 'value', 'threshold', 'detail'], rows, [1, 3, 4])}`;
 }
 

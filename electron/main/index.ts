@@ -28,7 +28,9 @@ const rendererRoot = join(here, '..', 'renderer', MAIN_WINDOW_VITE_NAME);
 const preload = join(here, 'preload.cjs');
 
 // Must happen before 'ready': app:// behaves like https (secure, standard, fetch-able).
-protocol.registerSchemesAsPrivileged([{ scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, corsEnabled: true, stream: true } }]);
+protocol.registerSchemesAsPrivileged([
+  { scheme: APP_SCHEME, privileges: { standard: true, secure: true, supportFetchAPI: true, corsEnabled: true, stream: true } },
+]);
 app.enableSandbox();
 
 let window: BrowserWindow | null = null;
@@ -79,7 +81,15 @@ async function start(): Promise<void> {
     },
   });
   const engine = service;
-  registerHandlers(ipcMain, { trust: (event) => trusted.trust(event), redact: (text) => engine.redact(text), log: (channel, err) => console.error(`[${channel}]`, err) }, service);
+  registerHandlers(
+    ipcMain,
+    {
+      trust: (event) => trusted.trust(event),
+      redact: (text) => engine.redact(text),
+      log: (channel, err) => console.error(`[${channel}]`, err),
+    },
+    service,
+  );
 
   window = new BrowserWindow(mainWindowOptions(preload));
   trusted.add(window.webContents);

@@ -8,7 +8,11 @@ import { utilityProcess } from 'electron';
 import type { NodeSpawner } from '../engine/sandbox/s3Server.ts';
 
 export const utilityNodeSpawner: NodeSpawner = (script, args, execArgv) => {
-  const child = utilityProcess.fork(script, [...args], { execArgv: [...execArgv], stdio: 'pipe', serviceName: 'Backfill Runbook sandbox S3' });
+  const child = utilityProcess.fork(script, [...args], {
+    execArgv: [...execArgv],
+    stdio: 'pipe',
+    serviceName: 'Backfill Runbook sandbox S3',
+  });
   let running = true;
   child.once('exit', () => (running = false));
   return {

@@ -7,7 +7,9 @@
 import type { SafeStorage } from 'electron';
 import type { SecretBox } from '../engine/runbook/secrets.ts';
 
-type Storage = Pick<SafeStorage, 'isEncryptionAvailable' | 'encryptString' | 'decryptString'> & { getSelectedStorageBackend?: () => string };
+type Storage = Pick<SafeStorage, 'isEncryptionAvailable' | 'encryptString' | 'decryptString'> & {
+  getSelectedStorageBackend?: () => string;
+};
 
 export function safeStorageBox(safeStorage: Storage, platform: NodeJS.Platform = process.platform): SecretBox {
   const available = safeStorage.isEncryptionAvailable();

@@ -18,7 +18,8 @@ export function buildBridge(transport: BridgeTransport): RunbookBridge {
     (domains[domain] ??= {})[verb] = (input?: unknown) => transport.invoke(name, input ?? {});
   }
   const on = (event: EventName, listener: (payload: unknown) => void): (() => void) => {
-    if (!(EVENT_NAMES as string[]).includes(event)) throw new Error(`unknown event ${String(event)}: the contract lists ${EVENT_NAMES.join(', ')}`);
+    if (!(EVENT_NAMES as string[]).includes(event))
+      throw new Error(`unknown event ${String(event)}: the contract lists ${EVENT_NAMES.join(', ')}`);
     if (typeof listener !== 'function') throw new Error('listener must be a function');
     return transport.subscribe(event, listener);
   };

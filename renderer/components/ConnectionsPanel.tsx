@@ -15,7 +15,13 @@ export function ConnectionsPanel() {
   const [tested, setTested] = useState<Record<string, string>>({});
 
   const save = async (acceptPlainText: boolean) => {
-    const r = await call('connections:save', { name: form.name, url: form.url, password: form.password || undefined, remember: form.remember, acceptPlainText });
+    const r = await call('connections:save', {
+      name: form.name,
+      url: form.url,
+      password: form.password || undefined,
+      remember: form.remember,
+      acceptPlainText,
+    });
     if (!r.ok && r.error.code === 'plain-text-secret') return setConfirmPlain(true);
     setConfirmPlain(false);
     if (!r.ok) return useApp.getState().pushError(`Save connection ${form.name}`, r.error);
@@ -44,11 +50,25 @@ export function ConnectionsPanel() {
               <td>{c.source === 'config' ? 'backfill.config.yaml' : 'this app'}</td>
               <td>{c.password}</td>
               <td>
-                <button type="button" className="link" onClick={() => void call('connections:test', { name: c.name }).then((r) => setTested((t) => ({ ...t, [c.name]: r.ok ? `${r.value.ok ? '✓' : '✗'} ${r.value.message}` : r.error.message })))}>
+                <button
+                  type="button"
+                  className="link"
+                  onClick={() =>
+                    void call('connections:test', { name: c.name }).then((r) =>
+                      setTested((t) => ({ ...t, [c.name]: r.ok ? `${r.value.ok ? '✓' : '✗'} ${r.value.message}` : r.error.message })),
+                    )
+                  }
+                >
                   Test
                 </button>
                 {c.source === 'app' && (
-                  <button type="button" className="link" onClick={() => void act('connections:remove', { name: c.name }, `Remove connection ${c.name}`).then(() => list.reload())}>
+                  <button
+                    type="button"
+                    className="link"
+                    onClick={() =>
+                      void act('connections:remove', { name: c.name }, `Remove connection ${c.name}`).then(() => list.reload())
+                    }
+                  >
                     Remove
                   </button>
                 )}
@@ -74,25 +94,50 @@ export function ConnectionsPanel() {
           </div>
           <div className="field">
             <label htmlFor="c-url">URL (no password in it)</label>
-            <input id="c-url" value={form.url} onChange={(e) => setForm({ ...form, url: e.target.value })} placeholder="postgres://backfill@db:5432/analytics" />
+            <input
+              id="c-url"
+              value={form.url}
+              onChange={(e) => setForm({ ...form, url: e.target.value })}
+              placeholder="postgres://backfill@db:5432/analytics"
+            />
           </div>
           <div className="field">
             <label htmlFor="c-password">Password</label>
-            <input id="c-password" type="password" autoComplete="off" value={form.password} onChange={(e) => setForm({ ...form, password: e.target.value })} />
+            <input
+              id="c-password"
+              type="password"
+              autoComplete="off"
+              value={form.password}
+              onChange={(e) => setForm({ ...form, password: e.target.value })}
+            />
           </div>
         </div>
         <fieldset className="inline">
           <legend>Keep the password</legend>
           <label>
-            <input type="radio" name="remember" checked={form.remember === 'save'} onChange={() => setForm({ ...form, remember: 'save' })} /> saved, encrypted
+            <input
+              type="radio"
+              name="remember"
+              checked={form.remember === 'save'}
+              onChange={() => setForm({ ...form, remember: 'save' })}
+            />{' '}
+            saved, encrypted
           </label>
           <label>
-            <input type="radio" name="remember" checked={form.remember === 'session'} onChange={() => setForm({ ...form, remember: 'session' })} /> this session only
+            <input
+              type="radio"
+              name="remember"
+              checked={form.remember === 'session'}
+              onChange={() => setForm({ ...form, remember: 'session' })}
+            />{' '}
+            this session only
           </label>
         </fieldset>
         {confirmPlain && (
           <div className="banner banner-warn" role="alertdialog" aria-label="No keychain on this system">
-            <p>This system offers no keychain: a saved password would be encrypted with a key that anyone who can read your files can use.</p>
+            <p>
+              This system offers no keychain: a saved password would be encrypted with a key that anyone who can read your files can use.
+            </p>
             <button type="button" onClick={() => void save(true)}>
               Save it anyway
             </button>{' '}

@@ -14,7 +14,13 @@ export function DownstreamGraph({ source, target, downstream }: { source: string
   );
   return (
     <figure className="graph">
-      <svg role="img" aria-label={`${source} feeds ${target}${downstream.length ? `, which feeds ${downstream.join(', ')}` : ', with nothing declared downstream'}`} viewBox={`0 0 760 ${height}`} width="100%" height={height}>
+      <svg
+        role="img"
+        aria-label={`${source} feeds ${target}${downstream.length ? `, which feeds ${downstream.join(', ')}` : ', with nothing declared downstream'}`}
+        viewBox={`0 0 760 ${height}`}
+        width="100%"
+        height={height}
+      >
         <line x1={5 + W} y1={midY} x2={265} y2={midY} className="edge" markerEnd="url(#arrow)" />
         {downstream.map((_, i) => (
           <line key={i} x1={265 + W} y1={midY} x2={525} y2={8 + rowH / 2 + i * rowH} className="edge" markerEnd="url(#arrow)" />
@@ -26,10 +32,14 @@ export function DownstreamGraph({ source, target, downstream }: { source: string
         </defs>
         {box(5, midY, source, 'source')}
         {box(265, midY, target, 'target')}
-        {downstream.length === 0 ? box(525, midY, 'nothing declared', 'none') : downstream.map((d, i) => box(525, 8 + rowH / 2 + i * rowH, d, 'downstream'))}
+        {downstream.length === 0
+          ? box(525, midY, 'nothing declared', 'none')
+          : downstream.map((d, i) => box(525, 8 + rowH / 2 + i * rowH, d, 'downstream'))}
       </svg>
       <figcaption className="muted">
-        {downstream.length === 0 ? 'The job declares nothing downstream of its target.' : `Downstream of the target, and recomputed from it: ${downstream.join(', ')}. Tell their owners when this backfill lands.`}
+        {downstream.length === 0
+          ? 'The job declares nothing downstream of its target.'
+          : `Downstream of the target, and recomputed from it: ${downstream.join(', ')}. Tell their owners when this backfill lands.`}
       </figcaption>
     </figure>
   );

@@ -10,11 +10,15 @@ export function IdentitiesPanel() {
   return (
     <section className="card" aria-label="Signing identities">
       <h2>Signing identities</h2>
-      <p className="muted">A lead signs off plans with their own key, protected by their passphrase. The four-eyes rule: the signer is never the operator who executes.</p>
+      <p className="muted">
+        A lead signs off plans with their own key, protected by their passphrase. The four-eyes rule: the signer is never the operator who
+        executes.
+      </p>
       <ul className="plain">
         {list.data?.map((i) => (
           <li key={i.name}>
-            <strong>{i.name}</strong> <Badge tone={i.role === 'lead' ? 'info' : 'muted'}>{i.role}</Badge> <span className="mono small">{i.fingerprint.slice(0, 16)}</span> {i.keyHere ? '· key on this computer' : '· public key only'}
+            <strong>{i.name}</strong> <Badge tone={i.role === 'lead' ? 'info' : 'muted'}>{i.role}</Badge>{' '}
+            <span className="mono small">{i.fingerprint.slice(0, 16)}</span> {i.keyHere ? '· key on this computer' : '· public key only'}
           </li>
         ))}
         {list.data?.length === 0 && <li className="muted">No identities yet.</li>}
@@ -46,7 +50,13 @@ export function IdentitiesPanel() {
           </div>
           <div className="field">
             <label htmlFor="id-passphrase">Passphrase (8+ characters)</label>
-            <input id="id-passphrase" type="password" autoComplete="new-password" value={form.passphrase} onChange={(e) => setForm({ ...form, passphrase: e.target.value })} />
+            <input
+              id="id-passphrase"
+              type="password"
+              autoComplete="new-password"
+              value={form.passphrase}
+              onChange={(e) => setForm({ ...form, passphrase: e.target.value })}
+            />
           </div>
         </div>
         <button type="submit" className="primary" disabled={!form.name || form.passphrase.length < 8}>

@@ -24,7 +24,14 @@ const ROW = 24;
 
 export function PartitionGrid({ unit, cells, overlay = {}, height = 320, label = 'Partitions' }: PartitionGridProps) {
   const statuses = useMemo(() => cells.map((c) => overlay[c.key] ?? c.status), [cells, overlay]);
-  const calendar = useMemo(() => layoutCalendar(unit, cells.map((c) => c.key)), [unit, cells]);
+  const calendar = useMemo(
+    () =>
+      layoutCalendar(
+        unit,
+        cells.map((c) => c.key),
+      ),
+    [unit, cells],
+  );
   const rowOf = useMemo(() => {
     const map = new Map<number, number>();
     calendar.rows.forEach((row, r) => row.slots.forEach((slot) => slot.forEach((i) => map.set(i, r))));
@@ -37,7 +44,12 @@ export function PartitionGrid({ unit, cells, overlay = {}, height = 320, label =
   }, [statuses]);
   const [focus, setFocus] = useState(0);
   const scroller = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({ count: calendar.rows.length, getScrollElement: () => scroller.current, estimateSize: () => ROW, overscan: 8 });
+  const virtualizer = useVirtualizer({
+    count: calendar.rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => ROW,
+    overscan: 8,
+  });
   const width = calendar.columns.length;
 
   const move = (to: number) => {
@@ -47,7 +59,14 @@ export function PartitionGrid({ unit, cells, overlay = {}, height = 320, label =
   };
   const onKey = (e: KeyboardEvent) => {
     const jump = unit === 'day' ? 7 : width;
-    const keys: Record<string, number> = { ArrowRight: focus + 1, ArrowLeft: focus - 1, ArrowDown: focus + jump, ArrowUp: focus - jump, Home: 0, End: cells.length - 1 };
+    const keys: Record<string, number> = {
+      ArrowRight: focus + 1,
+      ArrowLeft: focus - 1,
+      ArrowDown: focus + jump,
+      ArrowUp: focus - jump,
+      Home: 0,
+      End: cells.length - 1,
+    };
     const to = keys[e.key];
     if (to !== undefined) {
       e.preventDefault();
@@ -87,7 +106,12 @@ export function PartitionGrid({ unit, cells, overlay = {}, height = 320, label =
             const row = calendar.rows[item.index];
             if (!row) return null;
             return (
-              <div key={row.label} role="row" className="pgrid-row" style={{ gridTemplateColumns: `7rem repeat(${width}, 1fr)`, transform: `translateY(${item.start}px)`, height: ROW }}>
+              <div
+                key={row.label}
+                role="row"
+                className="pgrid-row"
+                style={{ gridTemplateColumns: `7rem repeat(${width}, 1fr)`, transform: `translateY(${item.start}px)`, height: ROW }}
+              >
                 <span className="pgrid-label" role="rowheader">
                   {row.label}
                 </span>

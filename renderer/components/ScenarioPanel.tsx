@@ -38,7 +38,9 @@ export function ScenarioPanel({ scenario, loadedAt, lead }: { scenario: Scenario
       {scenario.steps.length > 0 && (
         <>
           <h3>Steps</h3>
-          <p className="muted small">In the app: start the plan below, then walk the runbook's steps in order. The same work on the command line:</p>
+          <p className="muted small">
+            In the app: start the plan below, then walk the runbook's steps in order. The same work on the command line:
+          </p>
           <ol className="scenario-steps">
             {scenario.steps.map((s) => (
               <li key={s}>
@@ -54,9 +56,13 @@ export function ScenarioPanel({ scenario, loadedAt, lead }: { scenario: Scenario
             The Sandbox's lead, for the sign-off <span className="sandbox-badge small">Sandbox only</span>
           </h3>
           <p>
-            Sign as <strong className="mono">{lead.name}</strong> with the training passphrase <code data-testid="lead-passphrase">{lead.passphrase}</code>.
+            Sign as <strong className="mono">{lead.name}</strong> with the training passphrase{' '}
+            <code data-testid="lead-passphrase">{lead.passphrase}</code>.
           </p>
-          <p className="muted small">Shown on purpose: this lead exists only in the Sandbox so you can practise the four-eyes sign-off. A real lead's passphrase is never shared or shown.</p>
+          <p className="muted small">
+            Shown on purpose: this lead exists only in the Sandbox so you can practise the four-eyes sign-off. A real lead's passphrase is
+            never shared or shown.
+          </p>
           {lead.problem && <p className="banner banner-warn">{lead.problem}</p>}
         </div>
       )}
@@ -71,7 +77,9 @@ export function ScenarioPanel({ scenario, loadedAt, lead }: { scenario: Scenario
       {verdict && (
         <div aria-live="polite" data-testid="verdict">
           <p className={`banner ${verdict.ok ? 'banner-ok' : 'banner-danger'}`} data-testid="verdict-banner">
-            {verdict.ok ? 'FIXED — every check holds.' : `Not fixed yet — ${failed} of ${verdict.checks.length} checks fail. What you missed:`}
+            {verdict.ok
+              ? 'FIXED — every check holds.'
+              : `Not fixed yet — ${failed} of ${verdict.checks.length} checks fail. What you missed:`}
           </p>
           <ul className="checks" aria-label="Checks">
             {verdict.checks.map((c) => (

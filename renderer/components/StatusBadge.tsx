@@ -14,7 +14,14 @@ export function TierBadge({ tier }: { tier: string | null }) {
   return <Badge tone={tier === 'manual' ? 'danger' : tier === 'semi-auto' ? 'warn' : 'ok'}>{tier}</Badge>;
 }
 
-const RUN_TONES: Record<string, string> = { planned: 'muted', running: 'info', paused: 'warn', halted: 'warn', failed: 'danger', succeeded: 'ok' };
+const RUN_TONES: Record<string, string> = {
+  planned: 'muted',
+  running: 'info',
+  paused: 'warn',
+  halted: 'warn',
+  failed: 'danger',
+  succeeded: 'ok',
+};
 
 export function RunStatus({ status }: { status: string }) {
   return <Badge tone={RUN_TONES[status] ?? 'muted'}>{status}</Badge>;

@@ -25,9 +25,24 @@ export interface VirtualTableProps<R> {
   onRange?: (first: number, last: number) => void;
 }
 
-export function VirtualTable<R>({ label, columns, rows, rowKey, rowClass, height = 360, rowHeight = 30, onRowClick, onRange }: VirtualTableProps<R>) {
+export function VirtualTable<R>({
+  label,
+  columns,
+  rows,
+  rowKey,
+  rowClass,
+  height = 360,
+  rowHeight = 30,
+  onRowClick,
+  onRange,
+}: VirtualTableProps<R>) {
   const scroller = useRef<HTMLDivElement>(null);
-  const virtualizer = useVirtualizer({ count: rows.length, getScrollElement: () => scroller.current, estimateSize: () => rowHeight, overscan: 12 });
+  const virtualizer = useVirtualizer({
+    count: rows.length,
+    getScrollElement: () => scroller.current,
+    estimateSize: () => rowHeight,
+    overscan: 12,
+  });
   const template = columns.map((c) => c.width).join(' ');
   const items = virtualizer.getVirtualItems();
   const first = items[0]?.index ?? 0;

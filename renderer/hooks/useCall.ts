@@ -14,7 +14,12 @@ export interface Fetched<T> {
   reload: () => void;
 }
 
-export function useCall<N extends CallName>(name: N, input: CallInput<N> | null, doing: string, versionKey?: string): Fetched<CallOutput<N>> {
+export function useCall<N extends CallName>(
+  name: N,
+  input: CallInput<N> | null,
+  doing: string,
+  versionKey?: string,
+): Fetched<CallOutput<N>> {
   const [data, setData] = useState<CallOutput<N> | undefined>(undefined);
   const [loading, setLoading] = useState(false);
   const [nonce, setNonce] = useState(0);

@@ -28,8 +28,21 @@ export interface PlanDraft {
 }
 
 export const EMPTY_DRAFT: PlanDraft = {
-  job: '', requestId: '', reason: '', from: '', to: '', writeMode: '', sleepMs: '1000', concurrency: '1',
-  maxConsecutiveFailures: '3', maxRowDiffRatio: '', maxLockWaitMs: '', maxReplicationLagS: '', panicFile: '', owner: '', requestedBy: '',
+  job: '',
+  requestId: '',
+  reason: '',
+  from: '',
+  to: '',
+  writeMode: '',
+  sleepMs: '1000',
+  concurrency: '1',
+  maxConsecutiveFailures: '3',
+  maxRowDiffRatio: '',
+  maxLockWaitMs: '',
+  maxReplicationLagS: '',
+  panicFile: '',
+  owner: '',
+  requestedBy: '',
 };
 
 export interface FieldProblem {
@@ -79,7 +92,14 @@ export function previewPlan(d: PlanDraft, job: Job | null): PlanPreview {
   if (!parsed.success) {
     for (const issue of parsed.error.issues) problems.push({ field: issue.path.map(String).join('.'), message: issue.message });
   }
-  if (!job) return { plan: null, problems: [{ field: 'job', message: 'choose a job' }, ...problems.filter((p) => p.field !== 'job')], partitions: null, tier: null, flags: [] };
+  if (!job)
+    return {
+      plan: null,
+      problems: [{ field: 'job', message: 'choose a job' }, ...problems.filter((p) => p.field !== 'job')],
+      partitions: null,
+      tier: null,
+      flags: [],
+    };
 
   // Red flags judge the range and throttle even while other fields are unfinished.
   const lenient = planSchema.safeParse({ ...input, request_id: input.request_id || 'draft', job: job.name });

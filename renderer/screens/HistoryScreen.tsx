@@ -87,7 +87,13 @@ export function HistoryScreen() {
       <form className="filters" role="search" aria-label="Search runs" onSubmit={(e) => e.preventDefault()}>
         <div className="field grow">
           <label htmlFor="h-search">Search (request id, job, person, halt reason)</label>
-          <input id="h-search" type="search" value={filters.search} onChange={(e) => set({ search: e.target.value })} placeholder="bf-2026-06" />
+          <input
+            id="h-search"
+            type="search"
+            value={filters.search}
+            onChange={(e) => set({ search: e.target.value })}
+            placeholder="bf-2026-06"
+          />
         </div>
         <div className="field">
           <label htmlFor="h-job">Job</label>

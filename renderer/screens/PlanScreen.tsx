@@ -42,9 +42,20 @@ export function PlanScreen() {
     }
   };
 
-  const text = (field: keyof PlanDraft, label: string, props: { placeholder?: string; hint?: string; problem?: string; type?: string } = {}) => (
+  const text = (
+    field: keyof PlanDraft,
+    label: string,
+    props: { placeholder?: string; hint?: string; problem?: string; type?: string } = {},
+  ) => (
     <Field label={label} hint={props.hint} problem={props.problem} id={`plan-${field}`}>
-      <input id={`plan-${field}`} type={props.type ?? 'text'} value={draft[field]} placeholder={props.placeholder} aria-invalid={props.problem ? true : undefined} onChange={(e) => edit({ [field]: e.target.value })} />
+      <input
+        id={`plan-${field}`}
+        type={props.type ?? 'text'}
+        value={draft[field]}
+        placeholder={props.placeholder}
+        aria-invalid={props.problem ? true : undefined}
+        onChange={(e) => edit({ [field]: e.target.value })}
+      />
     </Field>
   );
 
@@ -80,9 +91,18 @@ export function PlanScreen() {
           </details>
         )}
         {job && <p className="muted">{job.description ?? `${job.unit} partitions in ${job.timezone}, written by ${job.write_mode}.`}</p>}
-        {text('requestId', 'Request id (the run id)', { placeholder: 'bf-2026-06-order-refund', problem: draft.requestId ? problemOf('request_id') : undefined })}
+        {text('requestId', 'Request id (the run id)', {
+          placeholder: 'bf-2026-06-order-refund',
+          problem: draft.requestId ? problemOf('request_id') : undefined,
+        })}
         <Field label="Reason" id="plan-reason">
-          <textarea id="plan-reason" rows={2} value={draft.reason} placeholder="refund reason mapping bug" onChange={(e) => edit({ reason: e.target.value })} />
+          <textarea
+            id="plan-reason"
+            rows={2}
+            value={draft.reason}
+            placeholder="refund reason mapping bug"
+            onChange={(e) => edit({ reason: e.target.value })}
+          />
         </Field>
         <div className="row2">
           {text('from', 'From (inclusive)', { placeholder: '2026-05-01', problem: problemOf('range.from') })}
@@ -90,7 +110,11 @@ export function PlanScreen() {
         </div>
         <div className="row3">
           <Field label="Write mode" id="plan-writeMode">
-            <select id="plan-writeMode" value={draft.writeMode || job?.write_mode || 'overwrite-partition'} onChange={(e) => edit({ writeMode: e.target.value as PlanDraft['writeMode'] })}>
+            <select
+              id="plan-writeMode"
+              value={draft.writeMode || job?.write_mode || 'overwrite-partition'}
+              onChange={(e) => edit({ writeMode: e.target.value as PlanDraft['writeMode'] })}
+            >
               <option value="overwrite-partition">overwrite-partition</option>
               <option value="upsert">upsert</option>
               <option value="append-dedupe">append-dedupe</option>
@@ -102,13 +126,22 @@ export function PlanScreen() {
         <fieldset>
           <legend>Stop conditions</legend>
           <div className="row3">
-            {text('maxConsecutiveFailures', 'Max consecutive failures', { type: 'number', problem: problemOf('stop.max_consecutive_failures') })}
-            {text('maxRowDiffRatio', 'Max row difference vs dry run (ratio)', { placeholder: '0.2', problem: problemOf('stop.max_row_diff_ratio') })}
+            {text('maxConsecutiveFailures', 'Max consecutive failures', {
+              type: 'number',
+              problem: problemOf('stop.max_consecutive_failures'),
+            })}
+            {text('maxRowDiffRatio', 'Max row difference vs dry run (ratio)', {
+              placeholder: '0.2',
+              problem: problemOf('stop.max_row_diff_ratio'),
+            })}
             {text('maxLockWaitMs', 'Max lock wait (ms)', { placeholder: '5000', problem: problemOf('stop.max_lock_wait_ms') })}
           </div>
           <div className="row2">
             {text('maxReplicationLagS', 'Max replication lag (s)', { placeholder: '30', problem: problemOf('stop.max_replication_lag_s') })}
-            {text('panicFile', 'Panic file (its existence stops the run)', { placeholder: '/tmp/stop-backfill', problem: problemOf('stop.panic_file') })}
+            {text('panicFile', 'Panic file (its existence stops the run)', {
+              placeholder: '/tmp/stop-backfill',
+              problem: problemOf('stop.panic_file'),
+            })}
           </div>
         </fieldset>
         <div className="row2">
@@ -155,7 +188,8 @@ export function FlagList({ flags, dryRunOnRecord = false }: { flags: readonly Re
     <ul className="flags" data-testid="red-flags">
       {flags.map((f) => (
         <li key={`${f.code}-${f.field ?? ''}`} className={`flag flag-${f.severity}`}>
-          <Badge tone={f.severity === 'block' ? 'danger' : 'warn'}>{f.severity === 'block' ? 'blocks' : 'warning'}</Badge> <code>{f.code}</code> {f.message}
+          <Badge tone={f.severity === 'block' ? 'danger' : 'warn'}>{f.severity === 'block' ? 'blocks' : 'warning'}</Badge>{' '}
+          <code>{f.code}</code> {f.message}
           {f.code === 'no-dry-run' && !dryRunOnRecord && <span className="muted"> — step 3 (impact scope) records it.</span>}
         </li>
       ))}
@@ -163,7 +197,19 @@ export function FlagList({ flags, dryRunOnRecord = false }: { flags: readonly Re
   );
 }
 
-function Field({ label, id, hint, problem, children }: { label: string; id: string; hint?: string; problem?: string; children: ReactNode }) {
+function Field({
+  label,
+  id,
+  hint,
+  problem,
+  children,
+}: {
+  label: string;
+  id: string;
+  hint?: string;
+  problem?: string;
+  children: ReactNode;
+}) {
   return (
     <div className={`field${problem ? ' has-problem' : ''}`}>
       <label htmlFor={id}>{label}</label>

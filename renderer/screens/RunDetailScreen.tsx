@@ -26,10 +26,12 @@ export function RunDetailScreen({ runId }: { runId: string }) {
             Run <span className="mono">{run.runId}</span> <RunStatus status={run.status} /> <TierBadge tier={run.tier} />
           </h1>
           <p>
-            <strong>{run.jobName}</strong> · {run.rangeFrom} → {run.rangeTo} ({run.unit}) · {int(run.partitionsPublished)}/{int(run.partitionsTotal)} published, {int(run.partitionsFailed)} failed · {int(run.rowsWritten)} rows
+            <strong>{run.jobName}</strong> · {run.rangeFrom} → {run.rangeTo} ({run.unit}) · {int(run.partitionsPublished)}/
+            {int(run.partitionsTotal)} published, {int(run.partitionsFailed)} failed · {int(run.rowsWritten)} rows
           </p>
           <p className="muted">
-            Created {when(run.createdAt)} · started {when(run.startedAt)} · finished {when(run.finishedAt)} · executed by {run.executedBy ?? '–'}
+            Created {when(run.createdAt)} · started {when(run.startedAt)} · finished {when(run.finishedAt)} · executed by{' '}
+            {run.executedBy ?? '–'}
             {run.haltReason ? ` · ${run.haltReason}` : ''}
           </p>
         </div>
@@ -40,8 +42,19 @@ export function RunDetailScreen({ runId }: { runId: string }) {
       <div className="card">
         <div className="tabs inner" role="tablist" aria-label="Run details">
           {(['timeline', 'evidence', 'partitions'] as Tab[]).map((t) => (
-            <button key={t} type="button" role="tab" aria-selected={tab === t} className={`tab${tab === t ? ' active' : ''}`} onClick={() => setTab(t)}>
-              {t === 'timeline' ? `Timeline (${data.timeline.length})` : t === 'evidence' ? `Evidence (${data.evidence.length})` : `Partitions (${data.partitions.length})`}
+            <button
+              key={t}
+              type="button"
+              role="tab"
+              aria-selected={tab === t}
+              className={`tab${tab === t ? ' active' : ''}`}
+              onClick={() => setTab(t)}
+            >
+              {t === 'timeline'
+                ? `Timeline (${data.timeline.length})`
+                : t === 'evidence'
+                  ? `Evidence (${data.evidence.length})`
+                  : `Partitions (${data.partitions.length})`}
             </button>
           ))}
         </div>
@@ -64,17 +77,40 @@ function body(tab: Tab, data: RunDetail) {
             { header: '#', width: '4rem', align: 'right', cell: (r) => r.seq },
             { header: 'When', width: '11rem', cell: (r) => when(r.at).slice(0, 19) },
             { header: 'Event', width: '13rem', cell: (r) => <span className="mono">{r.event}</span> },
-            { header: 'What', width: '14rem', cell: (r) => `${r.entity} ${r.entity === 'plan' ? `${r.entityId.slice(0, 12)}…` : r.entityId}` },
-            { header: 'Change', width: '11rem', cell: (r) => (r.fromStatus || r.toStatus ? `${r.fromStatus ?? '–'} → ${r.toStatus ?? '–'}` : '') },
+            {
+              header: 'What',
+              width: '14rem',
+              cell: (r) => `${r.entity} ${r.entity === 'plan' ? `${r.entityId.slice(0, 12)}…` : r.entityId}`,
+            },
+            {
+              header: 'Change',
+              width: '11rem',
+              cell: (r) => (r.fromStatus || r.toStatus ? `${r.fromStatus ?? '–'} → ${r.toStatus ?? '–'}` : ''),
+            },
             { header: 'Who', width: '10rem', cell: (r) => r.actor },
-            { header: 'Detail', width: 'minmax(12rem, 1fr)', cell: (r) => <span className="muted small" title={r.detail}>{r.detail}</span> },
+            {
+              header: 'Detail',
+              width: 'minmax(12rem, 1fr)',
+              cell: (r) => (
+                <span className="muted small" title={r.detail}>
+                  {r.detail}
+                </span>
+              ),
+            },
           ]}
         />
       );
     case 'evidence':
       return <EvidenceList data={data} />;
     case 'partitions':
-      return <PartitionGrid unit={(data.run.unit ?? 'day') as CalendarUnit} cells={data.partitions} height={480} label="Partitions of this run" />;
+      return (
+        <PartitionGrid
+          unit={(data.run.unit ?? 'day') as CalendarUnit}
+          cells={data.partitions}
+          height={480}
+          label="Partitions of this run"
+        />
+      );
   }
 }
 

@@ -50,16 +50,16 @@ export function RunbookScreen({ runId, step }: { runId: string; step: StepId | n
             {sandbox && <span className="sandbox-badge small">Sandbox</span>}
           </h1>
           <p>
-            <strong>{view.job.name}</strong> → {view.job.target} · {view.summary} · {String(view.plan.write_mode)} · <TierBadge tier={view.tier} />
+            <strong>{view.job.name}</strong> → {view.job.target} · {view.summary} · {String(view.plan.write_mode)} ·{' '}
+            <TierBadge tier={view.tier} />
           </p>
           <p className="muted">
-            Plan <span className="mono">{run.planHash.slice(0, 16)}…</span> · reason: {String(view.plan.reason) || '(none given)'} · requested by {run.requestedBy ?? '–'}
+            Plan <span className="mono">{run.planHash.slice(0, 16)}…</span> · reason: {String(view.plan.reason) || '(none given)'} ·
+            requested by {run.requestedBy ?? '–'}
           </p>
         </div>
         <details>
-          <summary>
-            Tier and red flags ({view.flags.length})
-          </summary>
+          <summary>Tier and red flags ({view.flags.length})</summary>
           <ul className="reasons">
             {view.tierReasons.map((r) => (
               <li key={r}>{r}</li>

@@ -51,10 +51,17 @@ export function TrainingScreen() {
         <h1>
           Training <span className="sandbox-badge">Sandbox</span>
         </h1>
-        <p className="muted">Each scenario loads realistic data with a defect to repair. Repair it the way you would at work — plan, then the runbook's seven steps — and check your work at the end.</p>
+        <p className="muted">
+          Each scenario loads realistic data with a defect to repair. Repair it the way you would at work — plan, then the runbook's seven
+          steps — and check your work at the end.
+        </p>
         <ol className="scenarios">
           {data?.scenarios.map((sc) => (
-            <li key={sc.id} className={`scenario${sc.unavailable ? ' unavailable' : ''}${current?.id === sc.id ? ' current' : ''}`} aria-label={`Scenario ${sc.id}: ${sc.title}`}>
+            <li
+              key={sc.id}
+              className={`scenario${sc.unavailable ? ' unavailable' : ''}${current?.id === sc.id ? ' current' : ''}`}
+              aria-label={`Scenario ${sc.id}: ${sc.title}`}
+            >
               <h3>
                 {sc.id}. {sc.title} {current?.id === sc.id && <Badge tone="info">loaded</Badge>}
               </h3>
@@ -83,9 +90,13 @@ export function TrainingScreen() {
       {confirm && (
         <Modal title={`Load scenario ${confirm.id}?`} onClose={() => !loading && setConfirm(null)}>
           <p>
-            Loading <strong>{confirm.title}</strong> resets the Sandbox: its warehouse goes back to the generated training data, then this scenario's defect is injected.
+            Loading <strong>{confirm.title}</strong> resets the Sandbox: its warehouse goes back to the generated training data, then this
+            scenario's defect is injected.
           </p>
-          <p className="muted">Runs already in the Sandbox's ledger stay in History, but only what you do after loading counts when you check your work. Nothing outside the Sandbox is touched.</p>
+          <p className="muted">
+            Runs already in the Sandbox's ledger stay in History, but only what you do after loading counts when you check your work.
+            Nothing outside the Sandbox is touched.
+          </p>
           <p className="controls">
             <button type="button" className="primary" disabled={loading} aria-busy={loading} onClick={() => void load(confirm)}>
               {loading ? 'Resetting the Sandbox…' : `Reset the Sandbox and load scenario ${confirm.id}`}

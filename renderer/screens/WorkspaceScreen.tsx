@@ -34,7 +34,13 @@ export function WorkspaceScreen() {
             <dt>Jobs</dt>
             <dd className="mono">{info.workspace.jobsDir}</dd>
             <dt>Passwords kept by</dt>
-            <dd>{info.secretStorage === 'os' ? 'the system keychain' : info.secretStorage === 'plain-text' ? 'a key stored in plain text (no keychain on this system)' : 'nobody: passwords last for this session only'}</dd>
+            <dd>
+              {info.secretStorage === 'os'
+                ? 'the system keychain'
+                : info.secretStorage === 'plain-text'
+                  ? 'a key stored in plain text (no keychain on this system)'
+                  : 'nobody: passwords last for this session only'}
+            </dd>
           </dl>
         )}
         <form

@@ -10,7 +10,8 @@ export function CloseStep(props: StepProps) {
   const [comment, setComment] = useState('');
   const close = useAction('run:close', 'Close the runbook', props.refresh);
   const closed = props.view.steps.find((s) => s.id === 'close')?.status === 'done';
-  const exportNote = (format: 'md' | 'html') => void act('run:note', { runId: props.runId, format }, 'Export the incident note').then((f) => f && download(f));
+  const exportNote = (format: 'md' | 'html') =>
+    void act('run:note', { runId: props.runId, format }, 'Export the incident note').then((f) => f && download(f));
   return (
     <StepFrame id="close" props={props}>
       {!closed && (

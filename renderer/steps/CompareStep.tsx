@@ -15,14 +15,20 @@ export function CompareStep(props: StepProps) {
   const differing = shown?.rows.filter((r) => !r.ok) ?? [];
   return (
     <StepFrame id="compare" props={props}>
-      <p>Completion is verified, not assumed: every published partition is measured again on source and target (read-only) and the result is kept as evidence.</p>
+      <p>
+        Completion is verified, not assumed: every published partition is measured again on source and target (read-only) and the result is
+        kept as evidence.
+      </p>
       <ActionButton busy={action.busy} onClick={() => void action.run({ runId: props.runId })}>
         {shown ? 'Capture again' : 'Capture the comparison'}
       </ActionButton>
       {shown && (
         <>
           <p className={differing.length === 0 ? 'banner banner-ok' : 'banner banner-danger'} data-testid="compare-verdict">
-            {differing.length === 0 ? `Source and target agree on all ${shown.rows.length} partitions.` : `${differing.length} of ${shown.rows.length} partitions differ (highlighted).`} Captured {when(shown.createdAt)}.
+            {differing.length === 0
+              ? `Source and target agree on all ${shown.rows.length} partitions.`
+              : `${differing.length} of ${shown.rows.length} partitions differ (highlighted).`}{' '}
+            Captured {when(shown.createdAt)}.
           </p>
           <VirtualTable<Row>
             label="Row-count comparison per partition"
@@ -33,18 +39,51 @@ export function CompareStep(props: StepProps) {
               { header: 'Partition', width: '9rem', cell: (r) => r.key },
               { header: 'Source rows', width: '7rem', align: 'right', cell: (r) => int(r.sourceRows) },
               { header: 'Target rows', width: '7rem', align: 'right', cell: (r) => int(r.targetRows) },
-              { header: 'Difference', width: '7rem', align: 'right', cell: (r) => <span className={r.difference ? 'danger' : 'muted'}>{signed(r.difference)}</span> },
+              {
+                header: 'Difference',
+                width: '7rem',
+                align: 'right',
+                cell: (r) => <span className={r.difference ? 'danger' : 'muted'}>{signed(r.difference)}</span>,
+              },
               { header: 'Partition rows', width: '7.5rem', align: 'right', cell: (r) => int(r.partitionRows) },
-              { header: 'Published', width: '7rem', align: 'right', cell: (r) => <span className={r.markedRows !== null && r.markedRows !== r.partitionRows ? 'danger' : undefined}>{int(r.markedRows)}</span> },
+              {
+                header: 'Published',
+                width: '7rem',
+                align: 'right',
+                cell: (r) => (
+                  <span className={r.markedRows !== null && r.markedRows !== r.partitionRows ? 'danger' : undefined}>
+                    {int(r.markedRows)}
+                  </span>
+                ),
+              },
               {
                 header: 'Every validation measure (source vs target)',
                 width: 'minmax(16rem, 1fr)',
                 cell: (r) =>
                   r.checks.length === 0
                     ? '–'
-                    : r.checks.map((c) => `${Object.keys(c.source).filter((k) => k in c.target).map((k) => `${k} ${measure(c.source[k])} vs ${measure(c.target[k])}`).join(', ')}`).join(' · '),
+                    : r.checks
+                        .map(
+                          (c) =>
+                            `${Object.keys(c.source)
+                              .filter((k) => k in c.target)
+                              .map((k) => `${k} ${measure(c.source[k])} vs ${measure(c.target[k])}`)
+                              .join(', ')}`,
+                        )
+                        .join(' · '),
               },
-              { header: 'Result', width: '7rem', cell: (r) => (r.ok ? <Badge tone="ok">agrees</Badge> : <Badge tone="danger" title={r.problems.join('; ')}>differs</Badge>) },
+              {
+                header: 'Result',
+                width: '7rem',
+                cell: (r) =>
+                  r.ok ? (
+                    <Badge tone="ok">agrees</Badge>
+                  ) : (
+                    <Badge tone="danger" title={r.problems.join('; ')}>
+                      differs
+                    </Badge>
+                  ),
+              },
             ]}
           />
           {differing.length > 0 && (

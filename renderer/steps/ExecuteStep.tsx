@@ -39,17 +39,34 @@ export function ExecuteStep(props: StepProps) {
         )}
         {view.live && (
           <>
-            <ActionButton primary={false} busy={pause.busy} disabled={stopping !== null} onClick={() => void pause.run({ runId: props.runId })}>
+            <ActionButton
+              primary={false}
+              busy={pause.busy}
+              disabled={stopping !== null}
+              onClick={() => void pause.run({ runId: props.runId })}
+            >
               Pause at the next boundary
             </ActionButton>
-            <ActionButton primary={false} busy={stop.busy} disabled={stopping !== null} onClick={() => void stop.run({ runId: props.runId })}>
+            <ActionButton
+              primary={false}
+              busy={stop.busy}
+              disabled={stopping !== null}
+              onClick={() => void stop.run({ runId: props.runId })}
+            >
               Stop at the next boundary
             </ActionButton>
           </>
         )}
       </div>
       <StopBanner status={run.status} live={view.live} haltReason={run.haltReason} stopping={stopping} />
-      <div className="progress" role="progressbar" aria-label="Partitions published" aria-valuemin={0} aria-valuemax={total} aria-valuenow={published}>
+      <div
+        className="progress"
+        role="progressbar"
+        aria-label="Partitions published"
+        aria-valuemin={0}
+        aria-valuemax={total}
+        aria-valuenow={published}
+      >
         <div className="progress-bar" style={{ width: `${pct}%` }} />
         {failed > 0 && <div className="progress-bar failed" style={{ width: `${total === 0 ? 0 : (failed / total) * 100}%` }} />}
       </div>
@@ -85,7 +102,12 @@ export function ExecuteStep(props: StepProps) {
           <dd>{stats && stats.running.length > 0 ? stats.running.join(', ') : '–'}</dd>
         </div>
       </dl>
-      <PartitionGrid unit={(run.unit ?? 'day') as CalendarUnit} cells={view.partitions} overlay={live?.cells} label="Partitions of this run" />
+      <PartitionGrid
+        unit={(run.unit ?? 'day') as CalendarUnit}
+        cells={view.partitions}
+        overlay={live?.cells}
+        label="Partitions of this run"
+      />
       {live && live.log.length > 0 && (
         <details className="log" open={view.live}>
           <summary>Executor log ({live.log.length})</summary>
@@ -102,11 +124,22 @@ export function ExecuteStep(props: StepProps) {
   );
 }
 
-function StopBanner({ status, live, haltReason, stopping }: { status: string; live: boolean; haltReason: string | null; stopping: { reason: string; kind: 'operator' | 'condition' } | null }) {
+function StopBanner({
+  status,
+  live,
+  haltReason,
+  stopping,
+}: {
+  status: string;
+  live: boolean;
+  haltReason: string | null;
+  stopping: { reason: string; kind: 'operator' | 'condition' } | null;
+}) {
   if (live && stopping) {
     return (
       <p className={`banner ${stopping.kind === 'condition' ? 'banner-danger' : 'banner-warn'}`} role="status">
-        {stopping.kind === 'condition' ? 'Stop condition fired' : 'Stopping'}: {stopping.reason}. The partition in flight finishes or rolls back; the run stays resumable.
+        {stopping.kind === 'condition' ? 'Stop condition fired' : 'Stopping'}: {stopping.reason}. The partition in flight finishes or rolls
+        back; the run stays resumable.
       </p>
     );
   }
@@ -127,7 +160,8 @@ function StopBanner({ status, live, haltReason, stopping }: { status: string; li
     case 'running':
       return (
         <p className="banner banner-warn" role="status" data-testid="stop-reason">
-          Interrupted: no executor is driving this run (the app or its engine stopped). Resume asks the target which partitions were committed and continues from there.
+          Interrupted: no executor is driving this run (the app or its engine stopped). Resume asks the target which partitions were
+          committed and continues from there.
         </p>
       );
     case 'failed':

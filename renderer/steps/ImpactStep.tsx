@@ -16,25 +16,28 @@ function columnsOf(rows: readonly Row[]): Column<Row>[] {
   const keys = [...new Set(rows.flatMap((r) => Object.keys(r.source)))].filter((k) => k !== 'rows');
   const change = (v: string | number | null | undefined) => {
     const n = Number(v ?? 0);
-    return <span className={n === 0 ? 'muted' : n > 0 ? 'up' : 'down'}>{n > 0 ? '+' : ''}{measure(v)}</span>;
+    return (
+      <span className={n === 0 ? 'muted' : n > 0 ? 'up' : 'down'}>
+        {n > 0 ? '+' : ''}
+        {measure(v)}
+      </span>
+    );
   };
   return [
     { header: 'Partition', width: '9rem', cell: (r) => r.key },
     { header: 'Source rows', width: '7rem', align: 'right', cell: (r) => measure(r.source.rows) },
     { header: 'Target now', width: '7rem', align: 'right', cell: (r) => measure(r.target.rows) },
     { header: 'Change', width: '6rem', align: 'right', cell: (r) => change(r.change.rows) },
-    ...keys.map(
-      (k): Column<Row> => ({
-        header: `${k}: source → now (change)`,
-        width: 'minmax(14rem, 1fr)',
-        align: 'right',
-        cell: (r) => (
-          <>
-            {measure(r.source[k])} → {measure(r.target[k])} ({change(r.change[k])})
-          </>
-        ),
-      }),
-    ),
+    ...keys.map((k): Column<Row> => ({
+      header: `${k}: source → now (change)`,
+      width: 'minmax(14rem, 1fr)',
+      align: 'right',
+      cell: (r) => (
+        <>
+          {measure(r.source[k])} → {measure(r.target[k])} ({change(r.change[k])})
+        </>
+      ),
+    })),
   ];
 }
 
@@ -50,16 +53,25 @@ export function ImpactStep(props: StepProps) {
         {props.view.summary}
       </p>
       <DownstreamGraph source={`job ${source}`} target={props.view.job.target} downstream={props.view.job.downstream} />
-      <p>The dry run measures every partition in READ ONLY transactions: it cannot write. It is kept as evidence bound to this exact plan.</p>
+      <p>
+        The dry run measures every partition in READ ONLY transactions: it cannot write. It is kept as evidence bound to this exact plan.
+      </p>
       <ActionButton busy={action.busy} onClick={() => void action.run({ runId: props.runId })}>
         {shown ? 'Measure again' : 'Run the dry run'}
       </ActionButton>
       {shown && (
         <>
           <p data-testid="impact-totals">
-            <strong>{int(totalSource)}</strong> source rows over {shown.rows.length} partitions; the target would change by <strong>{signed(totalChange)}</strong> rows. Measured {when(shown.createdAt)}.
+            <strong>{int(totalSource)}</strong> source rows over {shown.rows.length} partitions; the target would change by{' '}
+            <strong>{signed(totalChange)}</strong> rows. Measured {when(shown.createdAt)}.
           </p>
-          <VirtualTable label="Dry run per partition" rows={shown.rows} rowKey={(r, i) => r?.key ?? String(i)} columns={columnsOf(shown.rows)} rowClass={(r) => (Number(r.change.rows ?? 0) !== 0 ? 'row-changed' : '')} />
+          <VirtualTable
+            label="Dry run per partition"
+            rows={shown.rows}
+            rowKey={(r, i) => r?.key ?? String(i)}
+            columns={columnsOf(shown.rows)}
+            rowClass={(r) => (Number(r.change.rows ?? 0) !== 0 ? 'row-changed' : '')}
+          />
         </>
       )}
     </StepFrame>

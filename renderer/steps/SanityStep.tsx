@@ -21,7 +21,9 @@ export function SanityStep(props: StepProps) {
       {shown && (
         <>
           <p className="muted">Measured {when(shown.createdAt)}.</p>
-          {shown.blocked && <p className="banner banner-danger">A fail-severity rule did not hold: the run is blocked until the source is healthy.</p>}
+          {shown.blocked && (
+            <p className="banner banner-danger">A fail-severity rule did not hold: the run is blocked until the source is healthy.</p>
+          )}
           <table className="table" aria-label="Sanity check results">
             <thead>
               <tr>
@@ -40,7 +42,13 @@ export function SanityStep(props: StepProps) {
                   <td className="num">{r.value ?? '–'}</td>
                   <td>{r.threshold}</td>
                   <td>{r.severity}</td>
-                  <td>{r.ok ? <Badge tone="ok">holds</Badge> : <Badge tone={r.severity === 'fail' ? 'danger' : 'warn'}>{r.severity === 'fail' ? 'fails' : 'warns'}</Badge>}</td>
+                  <td>
+                    {r.ok ? (
+                      <Badge tone="ok">holds</Badge>
+                    ) : (
+                      <Badge tone={r.severity === 'fail' ? 'danger' : 'warn'}>{r.severity === 'fail' ? 'fails' : 'warns'}</Badge>
+                    )}
+                  </td>
                   <td>{r.message}</td>
                 </tr>
               ))}

@@ -73,11 +73,14 @@ export function SignoffStep(props: StepProps) {
         <h3>A lead signs here</h3>
         {sandboxLead && (
           <p className="banner banner-warn" data-testid="sandbox-lead-hint">
-            <span className="sandbox-badge small">Sandbox only</span> Training: sign as <strong>{sandboxLead.name}</strong> with the training passphrase <code>{sandboxLead.passphrase}</code>. A real lead signs with their own passphrase, never shown.
+            <span className="sandbox-badge small">Sandbox only</span> Training: sign as <strong>{sandboxLead.name}</strong> with the
+            training passphrase <code>{sandboxLead.passphrase}</code>. A real lead signs with their own passphrase, never shown.
           </p>
         )}
         {leads.length === 0 ? (
-          <p className="muted">No lead's key is on this computer. Create a lead identity on the Workspace screen, or use a signature file below.</p>
+          <p className="muted">
+            No lead's key is on this computer. Create a lead identity on the Workspace screen, or use a signature file below.
+          </p>
         ) : (
           <div className="row3">
             <div className="field">
@@ -92,7 +95,13 @@ export function SignoffStep(props: StepProps) {
             </div>
             <div className="field">
               <label htmlFor="signer-passphrase">Lead's passphrase</label>
-              <input id="signer-passphrase" type="password" autoComplete="off" value={passphrase} onChange={(e) => setPassphrase(e.target.value)} />
+              <input
+                id="signer-passphrase"
+                type="password"
+                autoComplete="off"
+                value={passphrase}
+                onChange={(e) => setPassphrase(e.target.value)}
+              />
             </div>
             <div className="field">
               <label htmlFor="signer-comment">Comment</label>
@@ -106,7 +115,13 @@ export function SignoffStep(props: StepProps) {
       </form>
       <div className="subform">
         <h3>A lead signs elsewhere</h3>
-        <ActionButton primary={false} busy={false} onClick={() => void act('runbook:signoffRequest', { runId: props.runId }, 'Export the sign-off request').then((f) => f && download(f))}>
+        <ActionButton
+          primary={false}
+          busy={false}
+          onClick={() =>
+            void act('runbook:signoffRequest', { runId: props.runId }, 'Export the sign-off request').then((f) => f && download(f))
+          }
+        >
           Export the sign-off request
         </ActionButton>{' '}
         <label className="file-button">

@@ -11,7 +11,10 @@ export function SnapshotStep(props: StepProps) {
   const items = shown?.partitions.reduce((n, p) => n + p.items, 0) ?? 0;
   return (
     <StepFrame id="snapshot" props={props}>
-      <p>Before anything is overwritten, the target's current rows of every partition in the plan are copied aside, so any partition can be restored.</p>
+      <p>
+        Before anything is overwritten, the target's current rows of every partition in the plan are copied aside, so any partition can be
+        restored.
+      </p>
       <ActionButton busy={action.busy} onClick={() => void action.run({ runId: props.runId })}>
         {shown ? 'Take a new snapshot' : 'Take the snapshot'}
       </ActionButton>
@@ -37,7 +40,11 @@ export function SnapshotStep(props: StepProps) {
             columns={[
               { header: 'Partition', width: '10rem', cell: (r) => r.key },
               { header: shown.target === 's3' ? 'Objects' : 'Rows', width: '8rem', align: 'right', cell: (r) => int(r.items) },
-              { header: 'Checksum (md5 of the rows)', width: 'minmax(12rem, 1fr)', cell: (r) => <span className="mono">{r.checksum ?? (r.bytes !== null ? `${int(r.bytes)} bytes` : '–')}</span> },
+              {
+                header: 'Checksum (md5 of the rows)',
+                width: 'minmax(12rem, 1fr)',
+                cell: (r) => <span className="mono">{r.checksum ?? (r.bytes !== null ? `${int(r.bytes)} bytes` : '–')}</span>,
+              },
             ]}
           />
         </>

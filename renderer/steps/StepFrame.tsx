@@ -6,9 +6,26 @@ import { Badge } from '../components/StatusBadge.tsx';
 import { useApp } from '../store/index.ts';
 import type { StepProps } from '../screens/RunbookScreen.tsx';
 
-const TONE: Record<string, string> = { done: 'ok', ready: 'info', active: 'info', blocked: 'danger', locked: 'muted', unavailable: 'muted' };
+const TONE: Record<string, string> = {
+  done: 'ok',
+  ready: 'info',
+  active: 'info',
+  blocked: 'danger',
+  locked: 'muted',
+  unavailable: 'muted',
+};
 
-export function StepFrame({ id, props, children, hideDetail = false }: { id: StepId; props: StepProps; children: ReactNode; hideDetail?: boolean }) {
+export function StepFrame({
+  id,
+  props,
+  children,
+  hideDetail = false,
+}: {
+  id: StepId;
+  props: StepProps;
+  children: ReactNode;
+  hideDetail?: boolean;
+}) {
   const step = props.view.steps.find((s) => s.id === id);
   const progress = useApp((s) => s.live[props.runId]?.step);
   const go = useApp((s) => s.go);
@@ -45,7 +62,19 @@ export function StepFrame({ id, props, children, hideDetail = false }: { id: Ste
 }
 
 /** A button that shows it is working while its action runs. */
-export function ActionButton({ busy, onClick, children, primary = true, disabled = false }: { busy: boolean; onClick: () => void; children: ReactNode; primary?: boolean; disabled?: boolean }) {
+export function ActionButton({
+  busy,
+  onClick,
+  children,
+  primary = true,
+  disabled = false,
+}: {
+  busy: boolean;
+  onClick: () => void;
+  children: ReactNode;
+  primary?: boolean;
+  disabled?: boolean;
+}) {
   return (
     <button type="button" className={primary ? 'primary' : undefined} disabled={busy || disabled} aria-busy={busy} onClick={onClick}>
       {busy ? 'Working…' : children}

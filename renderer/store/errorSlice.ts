@@ -21,7 +21,11 @@ export const createErrorSlice: Slice<ErrorSlice> = (set) => ({
   errors: [],
   // The newest first; the same message twice in a row is shown once.
   pushError: (doing, error) =>
-    set((s) => (s.errors[0]?.message === error.message && s.errors[0]?.doing === doing ? s : { errors: [{ ...error, doing, id: next++ }, ...s.errors].slice(0, 5) })),
+    set((s) =>
+      s.errors[0]?.message === error.message && s.errors[0]?.doing === doing
+        ? s
+        : { errors: [{ ...error, doing, id: next++ }, ...s.errors].slice(0, 5) },
+    ),
   dismissError: (id) => set((s) => ({ errors: s.errors.filter((e) => e.id !== id) })),
   clearErrors: () => set({ errors: [] }),
 });

@@ -37,7 +37,8 @@ export function viewToHash(view: View): string {
 export function hashToView(hash: string): View {
   const [name, id, step] = hash.replace(/^#\/?/, '').split('/');
   const runId = id ? safeDecode(id) : '';
-  if (name === 'runbook' && runId) return { name: 'runbook', runId, step: (STEP_IDS as readonly string[]).includes(step ?? '') ? (step as StepId) : null };
+  if (name === 'runbook' && runId)
+    return { name: 'runbook', runId, step: (STEP_IDS as readonly string[]).includes(step ?? '') ? (step as StepId) : null };
   if (name === 'run' && runId) return { name: 'run', runId };
   if (name === 'history' || name === 'workspace' || name === 'training') return { name };
   return { name: 'plan' };

@@ -32,7 +32,8 @@ describe.skipIf(browserPath.path === null)('the runbook, end to end in Chromium'
   const panicFile = () => join(ws.dir, 'STOP-BACKFILL');
 
   beforeAll(async () => {
-    if (!existsSync(join(RENDERER, 'index.html'))) throw new Error(`${RENDERER} is not built: run \`npm run build:renderer\` (npm test does)`);
+    if (!existsSync(join(RENDERER, 'index.html')))
+      throw new Error(`${RENDERER} is not built: run \`npm run build:renderer\` (npm test does)`);
     db = await createTestDatabase(inject('pgA'), 'e2e');
     await seedOrders(db.client, { from: '2026-04-01', days: 60, ordersPerDay: 150, seed: 11 });
     await createOrderMart(db.client);
@@ -66,7 +67,9 @@ describe.skipIf(browserPath.path === null)('the runbook, end to end in Chromium'
     await page.getByLabel('Identity name').fill('lead');
     await page.getByLabel('Passphrase (8+ characters)').fill(PASSPHRASE);
     await page.getByRole('button', { name: 'Create the identity' }).click();
-    await expect.poll(() => page.locator('li', { hasText: 'key on this computer' }).textContent()).toMatch(/^lead lead [0-9a-f]{16} · key on this computer$/);
+    await expect
+      .poll(() => page.locator('li', { hasText: 'key on this computer' }).textContent())
+      .toMatch(/^lead lead [0-9a-f]{16} · key on this computer$/);
     await shot(page, '00-workspace');
   });
 
@@ -108,11 +111,21 @@ describe.skipIf(browserPath.path === null)('the runbook, end to end in Chromium'
   it('4. impact scope: the dry run per partition, the downstream graph, the range in words', async () => {
     await step(3, 'Impact scope');
     expect(await page.getByTestId('impact-range').textContent()).toBe('10 daily partitions, 2026-05-01 to 2026-05-10 inclusive');
-    expect(await page.getByRole('img', { name: /feeds mart\.mart_order_daily on warehouse, which feeds dashboard\.revenue_weekly/ }).count()).toBe(1);
+    expect(
+      await page.getByRole('img', { name: /feeds mart\.mart_order_daily on warehouse, which feeds dashboard\.revenue_weekly/ }).count(),
+    ).toBe(1);
     await page.getByRole('button', { name: 'Run the dry run' }).click();
-    await expect.poll(() => page.getByTestId('impact-totals').textContent(), { timeout: 30_000 }).toMatch(/source rows over 10 partitions; the target would change by \+[\d,]+ rows/);
+    await expect
+      .poll(() => page.getByTestId('impact-totals').textContent(), { timeout: 30_000 })
+      .toMatch(/source rows over 10 partitions; the target would change by \+[\d,]+ rows/);
     // the days the bug left behind keep their rows and change their amounts; the missing ones gain rows
-    const cells = async (day: string) => page.getByRole('table', { name: 'Dry run per partition' }).getByRole('row').filter({ hasText: day }).getByRole('cell').allTextContents();
+    const cells = async (day: string) =>
+      page
+        .getByRole('table', { name: 'Dry run per partition' })
+        .getByRole('row')
+        .filter({ hasText: day })
+        .getByRole('cell')
+        .allTextContents();
     const [, source, now, change, , amount] = await cells('2026-05-01');
     expect([now, change]).toEqual([source, '0']);
     expect(amount).toMatch(/\(\+[\d,.]+\)$/);
@@ -126,7 +139,9 @@ describe.skipIf(browserPath.path === null)('the runbook, end to end in Chromium'
     await page.getByLabel("Lead's passphrase").fill(PASSPHRASE);
     await page.getByLabel('Comment').fill('dry run checked: +rows only in May');
     await page.getByRole('button', { name: 'Sign off this plan' }).click();
-    await expect.poll(() => page.getByTestId('signoff-valid').textContent()).toMatch(/^counts lead, .*: “dry run checked: \+rows only in May”$/);
+    await expect
+      .poll(() => page.getByTestId('signoff-valid').textContent())
+      .toMatch(/^counts lead, .*: “dry run checked: \+rows only in May”$/);
     await shot(page, '05-signoff');
   });
 
@@ -136,9 +151,9 @@ describe.skipIf(browserPath.path === null)('the runbook, end to end in Chromium'
     await expect.poll(published, { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
     writeFileSync(panicFile(), 'stop');
     const banner = page.getByTestId('stop-reason');
-    await expect.poll(() => banner.textContent(), { timeout: 60_000 }).toBe(
-      `Halted: panic file ${panicFile()} is present: stopping at once. Nothing published is lost; resume when it is safe.`,
-    );
+    await expect
+      .poll(() => banner.textContent(), { timeout: 60_000 })
+      .toBe(`Halted: panic file ${panicFile()} is present: stopping at once. Nothing published is lost; resume when it is safe.`);
     expect(await page.getByRole('button', { name: 'Resume' }).isVisible()).toBe(true);
     await shot(page, '06-stop-condition');
   });
@@ -159,18 +174,27 @@ describe.skipIf(browserPath.path === null)('the runbook, end to end in Chromium'
     await expect.poll(() => page.getByTestId('stop-reason').textContent()).toMatch(/^Interrupted: no executor is driving this run/);
     await shot(page, '08-interrupted-after-restart');
     await page.getByRole('button', { name: 'Resume' }).click();
-    await expect.poll(() => page.getByTestId('step-detail').textContent(), { timeout: 90_000 }).toBe('Succeeded: 10/10 published, reconciled.');
+    await expect
+      .poll(() => page.getByTestId('step-detail').textContent(), { timeout: 90_000 })
+      .toBe('Succeeded: 10/10 published, reconciled.');
     await shot(page, '09-succeeded');
     // The target is exactly what one clean run gives: equal to the oracle, one marker per partition.
-    expect(await martMd5(db.client, '2026-05-01', '2026-05-11')).toBe(await martMd5(db.client, '2026-05-01', '2026-05-11', 'oracle.mart_order_daily'));
-    const marks = await db.client.query<{ n: string }>(`select count(distinct partition_key)::text as n from backfill_runbook.partition_marks where run_id = $1`, [RUN]);
+    expect(await martMd5(db.client, '2026-05-01', '2026-05-11')).toBe(
+      await martMd5(db.client, '2026-05-01', '2026-05-11', 'oracle.mart_order_daily'),
+    );
+    const marks = await db.client.query<{ n: string }>(
+      `select count(distinct partition_key)::text as n from backfill_runbook.partition_marks where run_id = $1`,
+      [RUN],
+    );
     expect(marks.rows[0]?.n).toBe('10');
   });
 
   it('8. row-count comparison: source vs target per partition, kept as evidence', async () => {
     await step(6, 'Row-count comparison');
     await page.getByRole('button', { name: 'Capture the comparison' }).click();
-    await expect.poll(() => page.getByTestId('compare-verdict').textContent(), { timeout: 30_000 }).toMatch(/^Source and target agree on all 10 partitions\./);
+    await expect
+      .poll(() => page.getByTestId('compare-verdict').textContent(), { timeout: 30_000 })
+      .toMatch(/^Source and target agree on all 10 partitions\./);
     await shot(page, '10-compare');
   });
 
@@ -195,7 +219,10 @@ describe.skipIf(browserPath.path === null)('the runbook, end to end in Chromium'
     await shot(page, '13-run-timeline');
     await page.getByRole('tab', { name: /^Evidence/ }).click();
     for (const kind of ['sanity-check', 'snapshot', 'dry-run', 'reconciliation', 'row-count-comparison', 'runbook-closed']) {
-      expect(await page.getByRole('table', { name: 'Evidence' }).getByRole('cell', { name: kind, exact: true }).count(), kind).toBeGreaterThanOrEqual(1);
+      expect(
+        await page.getByRole('table', { name: 'Evidence' }).getByRole('cell', { name: kind, exact: true }).count(),
+        kind,
+      ).toBeGreaterThanOrEqual(1);
     }
     await shot(page, '14-run-evidence');
     await page.getByRole('tab', { name: /^Partitions/ }).click();

@@ -30,7 +30,15 @@ export function chromiumOrSkip(): { path: string | null; reason: string | null }
 export function launch(executablePath: string): Promise<Browser> {
   return chromium.launch({
     executablePath,
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 }
 
@@ -57,11 +65,15 @@ export async function startEngine(opts: EngineOptions): Promise<Engine> {
   mkdirSync(SHOTS, { recursive: true });
   const log = createWriteStream(join(SHOTS, `engine-${++engines}.log`));
   const where = 'sandbox' in opts ? ['--sandbox', opts.sandbox] : ['--workspace', opts.workspace];
-  const child = spawn(process.execPath, ['--import', 'tsx', join(ROOT, 'test/e2e/harness/main.ts'), ...where, '--db', opts.db, '--renderer', RENDERER], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', join(ROOT, 'test/e2e/harness/main.ts'), ...where, '--db', opts.db, '--renderer', RENDERER],
+    {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   child.stderr?.pipe(log);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const ready = await new Promise<{ origin: string; token: string }>((resolveReady, reject) => {
@@ -71,7 +83,9 @@ export async function startEngine(opts: EngineOptions): Promise<Engine> {
       child.kill('SIGTERM'); // not left behind (with a Sandbox's PostgreSQL) when it never got ready
       reject(new Error(`the engine did not start within ${limitS} s; see test-results/e2e/engine-*.log`));
     }, limitS * 1000);
-    child.once('exit', (code) => reject(new Error(`the engine exited with ${code} before it was ready; see test-results/e2e/engine-*.log`)));
+    child.once('exit', (code) =>
+      reject(new Error(`the engine exited with ${code} before it was ready; see test-results/e2e/engine-*.log`)),
+    );
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).once('line', (line) => {
       clearTimeout(timer);
       resolveReady(JSON.parse(line) as { origin: string; token: string });

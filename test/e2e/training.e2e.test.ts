@@ -45,7 +45,8 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
   const started = Date.now();
 
   beforeAll(async () => {
-    if (!existsSync(join(RENDERER, 'index.html'))) throw new Error(`${RENDERER} is not built: run \`npm run build:renderer\` (npm test does)`);
+    if (!existsSync(join(RENDERER, 'index.html')))
+      throw new Error(`${RENDERER} is not built: run \`npm run build:renderer\` (npm test does)`);
     browser = await launch(browserPath.path as string);
     engine = await startEngine({ sandbox: dir, db: join(home, 'app.sqlite') });
     ({ page, errors } = await openApp(browser, engine));
@@ -93,7 +94,9 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
     const panel = page.getByRole('region', { name: 'Scenario' });
     await expect.poll(() => panel.getByRole('heading', { level: 2 }).textContent(), { timeout: 60_000 }).toBe(SCENARIO_1);
     expect(await page.getByRole('dialog').count()).toBe(0);
-    expect(await panel.getByTestId('fixed-means').textContent()).toMatch(/^Fixed means: Every refund day from 2026-05-01 to 2026-06-30 equals a recomputation from the source/);
+    expect(await panel.getByTestId('fixed-means').textContent()).toMatch(
+      /^Fixed means: Every refund day from 2026-05-01 to 2026-06-30 equals a recomputation from the source/,
+    );
     expect(await panel.locator('.scenario-steps li').count()).toBeGreaterThanOrEqual(4);
     expect(await panel.getByTestId('lead-passphrase').textContent()).toBe(SANDBOX_LEAD.passphrase);
     expect(await panel.getByTestId('sandbox-lead').textContent()).toContain('Sandbox only');
@@ -103,8 +106,12 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
   it('freshly loaded, "Check my work" says what is missing', async () => {
     const checks = await checkMyWork();
     expect(await page.getByTestId('verdict-banner').textContent()).toMatch(/^Not fixed yet — \d+ of \d+ checks fail\. What you missed:$/);
-    expect(checks.find((c) => c.includes('target reconciles with the source'))).toMatch(/^✗ target reconciles with the source: mart\.refund_daily differs from the source/);
-    expect(checks.find((c) => c.includes('succeeded over the whole range'))).toMatch(/^✗ .*: no refund-reason-daily run covers 2026-05-01 → 2026-07-01 yet$/);
+    expect(checks.find((c) => c.includes('target reconciles with the source'))).toMatch(
+      /^✗ target reconciles with the source: mart\.refund_daily differs from the source/,
+    );
+    expect(checks.find((c) => c.includes('succeeded over the whole range'))).toMatch(
+      /^✗ .*: no refund-reason-daily run covers 2026-05-01 → 2026-07-01 yet$/,
+    );
     expect(checks).toContain("✗ evidence: lead sign-off: no lead sign-off on record for this run's plan");
     await shot(page, 'training-04-not-fixed');
   });
@@ -139,12 +146,16 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
   it('5. sign-off by the Sandbox lead: the step names it and its training passphrase', async () => {
     await openStep(page, 4, 'Lead sign-off');
     const hint = page.getByTestId('sandbox-lead-hint');
-    await expect.poll(() => hint.textContent()).toContain(`sign as ${SANDBOX_LEAD.name} with the training passphrase ${SANDBOX_LEAD.passphrase}`);
+    await expect
+      .poll(() => hint.textContent())
+      .toContain(`sign as ${SANDBOX_LEAD.name} with the training passphrase ${SANDBOX_LEAD.passphrase}`);
     expect(await page.getByLabel('Lead', { exact: true }).inputValue()).toBe(SANDBOX_LEAD.name);
     await page.getByLabel("Lead's passphrase").fill((await hint.locator('code').textContent()) ?? '');
     await page.getByLabel('Comment').fill('dry run checked: only the damaged/other split changes');
     await page.getByRole('button', { name: 'Sign off this plan' }).click();
-    await expect.poll(() => page.getByTestId('signoff-valid').textContent()).toMatch(/^counts sandbox-lead, .*: “dry run checked: only the damaged\/other split changes”$/);
+    await expect
+      .poll(() => page.getByTestId('signoff-valid').textContent())
+      .toMatch(/^counts sandbox-lead, .*: “dry run checked: only the damaged\/other split changes”$/);
     await shot(page, 'training-07-signoff');
   });
 
@@ -153,31 +164,43 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
     expect(await page.getByTestId('verdict-banner').textContent()).toMatch(/^Not fixed yet/);
     const failing = checks.filter((c) => c.startsWith('✗ '));
     expect(failing.some((c) => c.startsWith('✗ target reconciles with the source: mart.refund_daily differs'))).toBe(true);
-    expect(failing.some((c) => /^✗ .*succeeded over the whole range: run \S+ covers the range but is \w+ \(0 partition\(s\) published\)$/.test(c))).toBe(true);
+    expect(
+      failing.some((c) =>
+        /^✗ .*succeeded over the whole range: run \S+ covers the range but is \w+ \(0 partition\(s\) published\)$/.test(c),
+      ),
+    ).toBe(true);
     expect(checks).toContain('✓ nothing duplicated: no duplicate keys in the target');
     // what the trainee has done on this plan so far counts
     expect(checks).toContain('✓ evidence: source sanity check: source sanity check on record');
     expect(checks).toContain('✓ evidence: dry run (impact scope): dry run (impact scope) on record');
     expect(checks).toContain("✓ evidence: lead sign-off: a lead signed this run's plan before execution");
-    expect(checks).toContain('✗ evidence: row-count comparison: no row-count comparison on record for this run\'s plan — the checklist skipped a step');
+    expect(checks).toContain(
+      "✗ evidence: row-count comparison: no row-count comparison on record for this run's plan — the checklist skipped a step",
+    );
     await shot(page, 'training-08-before-execute');
   });
 
   it('6–7. execute, then the row-count comparison', async () => {
     await page.goto(`${engine.origin}/#/runbook/${runId}/execute`);
     await page.getByRole('button', { name: 'Start executing' }).click();
-    await expect.poll(() => page.getByTestId('step-detail').textContent(), { timeout: 120_000 }).toBe('Succeeded: 61/61 published, reconciled.');
+    await expect
+      .poll(() => page.getByTestId('step-detail').textContent(), { timeout: 120_000 })
+      .toBe('Succeeded: 61/61 published, reconciled.');
     await shot(page, 'training-09-executed');
     await openStep(page, 6, 'Row-count comparison');
     await page.getByRole('button', { name: 'Capture the comparison' }).click();
-    await expect.poll(() => page.getByTestId('compare-verdict').textContent(), { timeout: 60_000 }).toMatch(/^Source and target agree on all 61 partitions\./);
+    await expect
+      .poll(() => page.getByTestId('compare-verdict').textContent(), { timeout: 60_000 })
+      .toMatch(/^Source and target agree on all 61 partitions\./);
   });
 
   it('8. close: the incident note', async () => {
     await openStep(page, 7, 'Close');
     await page.getByLabel('Closing comment (goes into the incident note)').fill('Training: May–June refunds remapped.');
     await page.getByRole('button', { name: 'Close the runbook and write the incident note' }).click();
-    await expect.poll(() => page.getByTestId('note-preview').textContent()).toMatch(new RegExp(`^# Incident note — backfill ${runId} — SANDBOX TRAINING RUN, not production\n`));
+    await expect
+      .poll(() => page.getByTestId('note-preview').textContent())
+      .toMatch(new RegExp(`^# Incident note — backfill ${runId} — SANDBOX TRAINING RUN, not production\n`));
     await shot(page, 'training-10-closed');
   });
 
@@ -194,7 +217,9 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
       expect(verdict.checks.filter((c) => !c.ok)).toEqual([]);
       expect(verdict.ok).toBe(true);
       expect(verdict.checks.map((c) => `${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}`)).toEqual(checks);
-      expect(verdict.checks.find((c) => c.name.includes('succeeded over the whole range'))?.detail).toBe(`run ${runId} published 61 partitions and reconciled`);
+      expect(verdict.checks.find((c) => c.name.includes('succeeded over the whole range'))?.detail).toBe(
+        `run ${runId} published 61 partitions and reconciled`,
+      );
     } finally {
       store.close();
     }

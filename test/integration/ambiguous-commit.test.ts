@@ -57,7 +57,9 @@ describe('the connection dropped right after COMMIT', () => {
       { key: '2026-05-03', status: 'published', attempt: 1 },
       { key: '2026-05-04', status: 'published', attempt: 1 },
     ]);
-    expect(await martMd5(db.client, '2026-05-01', '2026-05-05')).toBe(await martMd5(db.client, '2026-05-01', '2026-05-05', 'oracle.mart_order_daily'));
+    expect(await martMd5(db.client, '2026-05-01', '2026-05-05')).toBe(
+      await martMd5(db.client, '2026-05-01', '2026-05-05', 'oracle.mart_order_daily'),
+    );
   });
 
   it('is resolved on resume when the process died before its checkpoint', async () => {
@@ -66,7 +68,9 @@ describe('the connection dropped right after COMMIT', () => {
     expect(r.code).toBe(0);
     // What a SIGKILL between the target's COMMIT and the local checkpoint leaves behind.
     const sqlite = new Database(ws.db);
-    sqlite.prepare(`update partitions set status = 'running', finished_at = null where run_id = ? and partition_key = '2026-05-06'`).run(runId);
+    sqlite
+      .prepare(`update partitions set status = 'running', finished_at = null where run_id = ? and partition_key = '2026-05-06'`)
+      .run(runId);
     sqlite.prepare(`update runs set status = 'running' where run_id = ?`).run(runId);
     sqlite.close();
     const resumed = await runCli(ws, ['--resume', '--run-id', runId]);
@@ -96,6 +100,8 @@ describe('the connection dropped right after COMMIT', () => {
       { key: '2026-05-08', status: 'published', attempt: 1 },
       { key: '2026-05-09', status: 'published', attempt: 1 },
     ]);
-    expect(await martMd5(db.client, '2026-05-08', '2026-05-10')).toBe(await martMd5(db.client, '2026-05-08', '2026-05-10', 'oracle.mart_order_daily'));
+    expect(await martMd5(db.client, '2026-05-08', '2026-05-10')).toBe(
+      await martMd5(db.client, '2026-05-08', '2026-05-10', 'oracle.mart_order_daily'),
+    );
   });
 });

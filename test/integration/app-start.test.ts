@@ -13,7 +13,6 @@ import { sandboxServerProcesses } from '../support/sandboxProcesses.ts';
 
 const root = resolve(import.meta.dirname, '../..');
 
-
 describe('npm start', () => {
   it('opens on a fresh sandbox and leaves no process behind when it quits', async () => {
     const home = mkdtempSync(join(tmpdir(), 'bfr-start-'));
@@ -46,7 +45,11 @@ describe('npm start', () => {
 
     // The command line meets the app's sandbox: it uses it, and does not stop what it did not start.
     const cli = (...args: string[]) => {
-      const r = spawnSync(process.execPath, ['bin/run-backfill.mjs', 'sandbox', ...args, '--dir', join(home, 'sandbox')], { cwd: root, encoding: 'utf8', env: { PATH: process.env.PATH, HOME: home } });
+      const r = spawnSync(process.execPath, ['bin/run-backfill.mjs', 'sandbox', ...args, '--dir', join(home, 'sandbox')], {
+        cwd: root,
+        encoding: 'utf8',
+        env: { PATH: process.env.PATH, HOME: home },
+      });
       return { code: r.status, out: r.stdout + r.stderr };
     };
     expect(cli('status').out).toMatch(/^Sandbox running, started by another process \(the app\?; its PostgreSQL has pid \d+\)/);
@@ -58,7 +61,9 @@ describe('npm start', () => {
     expect(cli('check', '2').out).toContain('Scenario 2: An upstream schema change mis-aggregated 72 hours — not fixed yet');
     const down = cli('down');
     expect(down.code).toBe(1);
-    expect(down.out).toMatch(/was started by another process \(the app\?; its PostgreSQL has pid \d+\), not by sandbox up: quit it there\./);
+    expect(down.out).toMatch(
+      /was started by another process \(the app\?; its PostgreSQL has pid \d+\), not by sandbox up: quit it there\./,
+    );
     expect(sandboxServerProcesses(join(home, 'sandbox')).length).toBeGreaterThan(1);
 
     const quitting = Date.now();
@@ -66,7 +71,9 @@ describe('npm start', () => {
     await new Promise((r) => child.once('exit', r));
     const quitMs = Date.now() - quitting;
     expect(sandboxServerProcesses(join(home, 'sandbox'))).toEqual([]);
-    console.info(`npm start: sandbox app ready in ${readyMs} ms (renderer prebuilt); quit in ${quitMs} ms with no PostgreSQL or S3 server left`);
+    console.info(
+      `npm start: sandbox app ready in ${readyMs} ms (renderer prebuilt); quit in ${quitMs} ms with no PostgreSQL or S3 server left`,
+    );
     removeSandbox(join(home, 'sandbox')); // as root its PostgreSQL data lives in /var/tmp
     rmSync(home, { recursive: true, force: true });
   }, 180_000);

@@ -38,10 +38,20 @@ const ok = ['--from', '2026-05-01', '--to', '2026-05-03'];
 describe('bad input is refused with exit 2 and nothing written', () => {
   const cases: { name: string; setup?: () => void; args: string[]; code: number; message: RegExp }[] = [
     { name: 'unknown job', args: ['no-such-job', ...ok], code: 2, message: /no-such-job.*order-daily-mart/s },
-    { name: '--from after --to', args: ['order-daily-mart', '--from', '2026-07-01', '--to', '2026-05-01'], code: 2, message: /2026-07-01.*2026-05-01/ },
+    {
+      name: '--from after --to',
+      args: ['order-daily-mart', '--from', '2026-07-01', '--to', '2026-05-01'],
+      code: 2,
+      message: /2026-07-01.*2026-05-01/,
+    },
     { name: 'impossible date', args: ['order-daily-mart', '--from', '2026-02-30', '--to', '2026-03-02'], code: 2, message: /2026-02-30/ },
     { name: 'missing --to', args: ['order-daily-mart', '--from', '2026-05-01'], code: 2, message: /--to is required/ },
-    { name: 'unit contradicting the job', args: ['order-daily-mart', ...ok, '--unit', 'hour'], code: 2, message: /unit hour contradicts the job's unit day/ },
+    {
+      name: 'unit contradicting the job',
+      args: ['order-daily-mart', ...ok, '--unit', 'hour'],
+      code: 2,
+      message: /unit hour contradicts the job's unit day/,
+    },
     { name: 'negative sleep', args: ['order-daily-mart', ...ok, '--sleep-ms', '-5'], code: 2, message: /sleep-ms.*-5/ },
     { name: 'unknown write mode', args: ['order-daily-mart', ...ok, '--mode', 'yolo'], code: 2, message: /yolo/ },
     { name: 'resume of an unknown run', args: ['--resume', '--run-id', 'nope'], code: 2, message: /no run "nope"/ },
@@ -54,7 +64,8 @@ describe('bad input is refused with exit 2 and nothing written', () => {
     },
     {
       name: 'a wrong type in the job',
-      setup: () => ws.writeJob('wrongtype', orderMartJob({ name: 'wrongtype' }).replace('key: [order_date, customer_id]', 'key: [order_date, 42]')),
+      setup: () =>
+        ws.writeJob('wrongtype', orderMartJob({ name: 'wrongtype' }).replace('key: [order_date, customer_id]', 'key: [order_date, 42]')),
       args: ['wrongtype', ...ok],
       code: 2,
       message: /wrongtype\.yaml.*target\.key\[1\].*42/s,
@@ -69,7 +80,10 @@ describe('bad input is refused with exit 2 and nothing written', () => {
     {
       name: 'a dead database',
       setup: () => {
-        ws.writeFile('dead.yaml', pgConfig({ warehouse: { url: 'postgres://postgres@127.0.0.1:1/postgres', passwordEnv: 'WAREHOUSE_PASSWORD' } }));
+        ws.writeFile(
+          'dead.yaml',
+          pgConfig({ warehouse: { url: 'postgres://postgres@127.0.0.1:1/postgres', passwordEnv: 'WAREHOUSE_PASSWORD' } }),
+        );
       },
       args: ['order-daily-mart', ...ok, '--config', 'dead.yaml'],
       code: 2,
@@ -78,7 +92,10 @@ describe('bad input is refused with exit 2 and nothing written', () => {
     {
       name: 'a password written in the config',
       setup: () => {
-        ws.writeFile('pw.yaml', `connections:\n  warehouse:\n    kind: postgres\n    url: postgres://postgres:hunter2@127.0.0.1:5432/postgres\n`);
+        ws.writeFile(
+          'pw.yaml',
+          `connections:\n  warehouse:\n    kind: postgres\n    url: postgres://postgres:hunter2@127.0.0.1:5432/postgres\n`,
+        );
       },
       args: ['order-daily-mart', ...ok, '--config', 'pw.yaml'],
       code: 2,

@@ -44,9 +44,23 @@ describe('dry run', () => {
     expect(await martMd5(db.client, '2026-05-01', '2026-05-11')).toBe(before);
     // Each partition's source row count is the number of (day, customer) groups.
     const json = await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-dry', '--dry-run', '--json']);
-    const dry = json.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; partitions?: { partition: { key: string }; source: { rows: string } }[] });
+    const dry = json.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string; partitions?: { partition: { key: string }; source: { rows: string } }[] });
     const partitions = dry.find((l) => l.type === 'dry-run')?.partitions ?? [];
-    expect(partitions.map((p) => p.partition.key)).toEqual(['2026-05-01', '2026-05-02', '2026-05-03', '2026-05-04', '2026-05-05', '2026-05-06', '2026-05-07', '2026-05-08', '2026-05-09', '2026-05-10']);
+    expect(partitions.map((p) => p.partition.key)).toEqual([
+      '2026-05-01',
+      '2026-05-02',
+      '2026-05-03',
+      '2026-05-04',
+      '2026-05-05',
+      '2026-05-06',
+      '2026-05-07',
+      '2026-05-08',
+      '2026-05-09',
+      '2026-05-10',
+    ]);
     const expected = await db.client.query<{ n: string }>(
       `select count(distinct customer_id)::text as n from orders where paid_at >= '2026-05-01' and paid_at < '2026-05-02'`,
     );
@@ -75,14 +89,18 @@ describe('execution', () => {
     for (const day of ['2026-05-01', '2026-05-05', '2026-05-10']) {
       expect(await martMd5(db.client, day, nextDay(day))).toBe(await martMd5(db.client, day, nextDay(day), 'oracle.mart_order_daily'));
     }
-    const marks = await db.client.query<{ n: string }>(`select count(*)::text as n from backfill_runbook.partition_marks where run_id = 'bf-run-1'`);
+    const marks = await db.client.query<{ n: string }>(
+      `select count(*)::text as n from backfill_runbook.partition_marks where run_id = 'bf-run-1'`,
+    );
     expect(marks.rows[0]?.n).toBe('10');
     const status = await runCli(ws, ['status', '--run-id', 'bf-run-1']);
     expect(status.code).toBe(0);
     expect(status.stdout).toContain('Run bf-run-1  [succeeded]');
     expect(status.stdout).toContain('10/10 published');
     const sqlite = new Database(ws.db, { readonly: true });
-    const events = sqlite.prepare(`select event, count(*) as n from audit_log where run_id = 'bf-run-1' group by event order by event`).all();
+    const events = sqlite
+      .prepare(`select event, count(*) as n from audit_log where run_id = 'bf-run-1' group by event order by event`)
+      .all();
     sqlite.close();
     expect(events).toEqual(
       expect.arrayContaining([
@@ -102,12 +120,16 @@ describe('execution', () => {
   it('fixes a corrupted partition and leaves the rest exactly as the oracle', async () => {
     await db.client.query(`update mart.mart_order_daily set paid_amount = paid_amount * 2 where order_date = '2026-05-03'`);
     await db.client.query(`insert into mart.mart_order_daily values ('2026-05-03', 999999, 1, 1.00)`);
-    expect(await martMd5(db.client, '2026-05-03', '2026-05-04')).not.toBe(await martMd5(db.client, '2026-05-03', '2026-05-04', 'oracle.mart_order_daily'));
+    expect(await martMd5(db.client, '2026-05-03', '2026-05-04')).not.toBe(
+      await martMd5(db.client, '2026-05-03', '2026-05-04', 'oracle.mart_order_daily'),
+    );
     await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-2', '--dry-run']);
     await signOff(ws, 'bf-run-2');
     const r = await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-2']);
     expect(r.code).toBe(0);
-    expect(await martMd5(db.client, '2026-05-01', '2026-05-11')).toBe(await martMd5(db.client, '2026-05-01', '2026-05-11', 'oracle.mart_order_daily'));
+    expect(await martMd5(db.client, '2026-05-01', '2026-05-11')).toBe(
+      await martMd5(db.client, '2026-05-01', '2026-05-11', 'oracle.mart_order_daily'),
+    );
   });
 });
 

@@ -19,7 +19,15 @@ beforeAll(async () => {
   s = await signedRun('ev_pdf', 'bf-note-pdf');
   browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+    args: [
+      '--headless',
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+    ],
   });
 });
 afterAll(async () => {
@@ -33,7 +41,19 @@ const outlineTitles = (pdf: Buffer) => [...pdf.toString('latin1').matchAll(/\/Ti
 describe('the HTML incident note', () => {
   it('renders every section in Chromium and prints to a PDF that has them all', async () => {
     const html = join(s.ws.dir, 'note.html');
-    await cli(s.ws, ['export', '--run-id', s.runId, '--format', 'html', '--out', html, '--identity', 'bob', '--passphrase-env', 'BACKFILL_TEST_PASSPHRASE']);
+    await cli(s.ws, [
+      'export',
+      '--run-id',
+      s.runId,
+      '--format',
+      'html',
+      '--out',
+      html,
+      '--identity',
+      'bob',
+      '--passphrase-env',
+      'BACKFILL_TEST_PASSPHRASE',
+    ]);
     const page = await browser.newPage({ viewport: { width: 794, height: 1123 } }); // A4 at 96 dpi
     const requests: string[] = [];
     page.on('request', (r) => requests.push(r.url()));

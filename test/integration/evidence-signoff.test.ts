@@ -46,7 +46,9 @@ describe('the four-eyes gate refuses a manual-tier run (exit 4)', () => {
     await cli(ws, run('bf-own', ['--dry-run']));
     await cli(ws, ['signoff', 'import', await signRequest(ws, await requestSignoff(ws, 'bf-own'), 'alice')]);
     const r = await cli(ws, run('bf-own', ['--operator', 'alice']), 4);
-    expect(r.stderr).toMatch(/lead sign-off: the sign-off by alice \(signed [^)]+\) does not count: alice is the operator executing this run; four eyes need a lead other than the operator/);
+    expect(r.stderr).toMatch(
+      /lead sign-off: the sign-off by alice \(signed [^)]+\) does not count: alice is the operator executing this run; four eyes need a lead other than the operator/,
+    );
   });
 
   it('with a sign-off of an older version of the plan', async () => {
@@ -74,9 +76,13 @@ describe('the four-eyes gate refuses a manual-tier run (exit 4)', () => {
     const sig = join(ws.dir, 'mallory.sig.json');
     writeFileSync(sig, signed.stdout);
     const imported = await cli(ws, ['signoff', 'import', sig]);
-    expect(imported.stdout).toMatch(/Recorded sign-off #\d+ by mallory of plan [0-9a-f]{12}… \(bf-mallory\); mallory is not registered here: it will not count until their public key is registered as a lead\./);
+    expect(imported.stdout).toMatch(
+      /Recorded sign-off #\d+ by mallory of plan [0-9a-f]{12}… \(bf-mallory\); mallory is not registered here: it will not count until their public key is registered as a lead\./,
+    );
     const r = await cli(ws, run('bf-mallory', ['--operator', 'bob']), 4);
-    expect(r.stderr).toMatch(/lead sign-off: the sign-off by mallory \(signed [^)]+\) does not count: mallory is not a registered identity in this workspace \(key [0-9a-f]{16}\)/);
+    expect(r.stderr).toMatch(
+      /lead sign-off: the sign-off by mallory \(signed [^)]+\) does not count: mallory is not a registered identity in this workspace \(key [0-9a-f]{16}\)/,
+    );
   });
 
   it('with a signature file altered after signing (refused at import, exit 2)', async () => {
@@ -117,9 +123,23 @@ describe('a signed manual-tier run', () => {
     const plain = await cli(ws, ['verify', json]);
     expect(plain.stdout).toMatch(/^INTACT: .*note\.json — audit seq \d+–\d+, head [0-9a-f]{64}, head signed/);
     expect(plain.stdout).toContain('keys were taken from the bundle itself; pin them with --trust KEY.pem');
-    for (const name of ['alice', 'bob']) await cli(ws, ['identity', 'export-public', '--name', name, '--out', join(ws.dir, `${name}.pub.pem`)]);
-    const pinned = await cli(ws, ['verify', json, '--trust', join(ws.dir, 'alice.pub.pem'), '--trust', join(ws.dir, 'bob.pub.pem'), '--json']);
-    const report = JSON.parse(pinned.stdout.trim()) as { ok: boolean; signedHead: boolean; trust: string; signatures: { what: string; signer: string; valid: boolean }[] };
+    for (const name of ['alice', 'bob'])
+      await cli(ws, ['identity', 'export-public', '--name', name, '--out', join(ws.dir, `${name}.pub.pem`)]);
+    const pinned = await cli(ws, [
+      'verify',
+      json,
+      '--trust',
+      join(ws.dir, 'alice.pub.pem'),
+      '--trust',
+      join(ws.dir, 'bob.pub.pem'),
+      '--json',
+    ]);
+    const report = JSON.parse(pinned.stdout.trim()) as {
+      ok: boolean;
+      signedHead: boolean;
+      trust: string;
+      signatures: { what: string; signer: string; valid: boolean }[];
+    };
     expect(report).toMatchObject({ ok: true, signedHead: true, trust: 'pinned' });
     expect(report.signatures.map((s) => [s.what.split(' ')[0], s.signer, s.valid])).toEqual([
       ['sign-off', 'alice', true],
@@ -128,22 +148,31 @@ describe('a signed manual-tier run', () => {
     ]);
     // Pinning only alice: bob's checkpoints no longer count, and the report says why.
     const onlyAlice = await cli(ws, ['verify', json, '--trust', join(ws.dir, 'alice.pub.pem')], 1);
-    expect(onlyAlice.stdout).toMatch(/checkpoint #\d+ \(seq \d+, signed by bob at [^)]+\) is signed by bob \(key [0-9a-f]{16}\), who is not among the trusted keys \(--trust\): signed with an unregistered key/);
+    expect(onlyAlice.stdout).toMatch(
+      /checkpoint #\d+ \(seq \d+, signed by bob at [^)]+\) is signed by bob \(key [0-9a-f]{16}\), who is not among the trusted keys \(--trust\): signed with an unregistered key/,
+    );
   });
 
   it("signs in a way openssl verifies against the exported public key (README's commands)", async () => {
     const request = await requestSignoff(ws, 'bf-good');
     const sig = await signRequest(ws, request, 'alice', 'openssl check');
-    const sh = (script: string) => execFileSync('bash', ['-c', script], { cwd: ws.dir, encoding: 'utf8', env: { ...process.env, ...ws.env } });
+    const sh = (script: string) =>
+      execFileSync('bash', ['-c', script], { cwd: ws.dir, encoding: 'utf8', env: { ...process.env, ...ws.env } });
     // Exactly the commands of README.md, "Verifying a signature without this program".
-    sh(`run() { node ${join(import.meta.dirname, '../../bin/run-backfill.mjs')} "$@"; }; run identity export-public --name alice > alice.pub.pem`);
+    sh(
+      `run() { node ${join(import.meta.dirname, '../../bin/run-backfill.mjs')} "$@"; }; run identity export-public --name alice > alice.pub.pem`,
+    );
     sh(`jq -j .signedText ${sig} > msg && jq -r .signature ${sig} | base64 -d > sig.bin`);
-    expect(sh('openssl pkeyutl -verify -pubin -inkey alice.pub.pem -rawin -in msg -sigfile sig.bin')).toContain('Signature Verified Successfully');
+    expect(sh('openssl pkeyutl -verify -pubin -inkey alice.pub.pem -rawin -in msg -sigfile sig.bin')).toContain(
+      'Signature Verified Successfully',
+    );
     const fp = sh('openssl pkey -pubin -in alice.pub.pem -outform DER | sha256sum').split(' ')[0];
     expect((JSON.parse(readFileSync(sig, 'utf8')) as { statement: { signerKey: string } }).statement.signerKey).toBe(fp);
     // One changed byte of the statement: openssl refuses too.
     writeFileSync(join(ws.dir, 'msg'), readFileSync(join(ws.dir, 'msg'), 'utf8').replace('openssl check', 'openssl checK'));
-    expect(sh('openssl pkeyutl -verify -pubin -inkey alice.pub.pem -rawin -in msg -sigfile sig.bin 2>&1 || echo "exit $?"')).toMatch(/Signature Verification Failure\n(.*\n)*exit 1/);
+    expect(sh('openssl pkeyutl -verify -pubin -inkey alice.pub.pem -rawin -in msg -sigfile sig.bin 2>&1 || echo "exit $?"')).toMatch(
+      /Signature Verification Failure\n(.*\n)*exit 1/,
+    );
   });
 
   it('archives the run and imports it into another database for offline review', async () => {
@@ -152,7 +181,14 @@ describe('a signed manual-tier run', () => {
     const verified = await cli(ws, ['verify', archive]);
     expect(verified.stdout).toMatch(/^INTACT: .*bf-good\.bfr — audit seq \d+–\d+, head [0-9a-f]{64}, head signed/);
     const reviewer = makeWorkspace('ev_review');
-    const imported = await cli(reviewer, ['import', archive, '--trust', join(ws.dir, 'bob.pub.pem'), '--trust', join(ws.dir, 'alice.pub.pem')]);
+    const imported = await cli(reviewer, [
+      'import',
+      archive,
+      '--trust',
+      join(ws.dir, 'bob.pub.pem'),
+      '--trust',
+      join(ws.dir, 'alice.pub.pem'),
+    ]);
     expect(imported.stdout).toContain(`Imported run bf-good from ${archive} for review (`);
     expect(imported.stdout).toContain('verified intact, head signed.');
     const status = await cli(reviewer, ['status', '--run-id', 'bf-good']);

@@ -54,11 +54,17 @@ describe('a tampered bundle', () => {
   const index = (b: NoteBundle, e: ChainedEntry) => b.audit.findIndex((x) => x.seq === e.seq);
 
   it.each<[string, (b: NoteBundle) => void, (b: NoteBundle) => string[]]>([
-    ['edit: a partition row', (b) => void (b.partitions[2] = { ...b.partitions[2], rowsWritten: 41 }), () => ['partition 2026-05-03 (partitions[2]) was changed after export: field rowsWritten']],
+    [
+      'edit: a partition row',
+      (b) => void (b.partitions[2] = { ...b.partitions[2], rowsWritten: 41 }),
+      () => ['partition 2026-05-03 (partitions[2]) was changed after export: field rowsWritten'],
+    ],
     [
       'edit: one byte of an audit entry',
       (b) => void ((published(b).detail as { rowsWritten: number }).rowsWritten = 41),
-      (b) => [`entry ${label(published(b))} was changed after it was written: its content no longer matches its hash ${short(published(b).hash)} (field detail.rowsWritten changed)`],
+      (b) => [
+        `entry ${label(published(b))} was changed after it was written: its content no longer matches its hash ${short(published(b).hash)} (field detail.rowsWritten changed)`,
+      ],
     ],
     [
       'edit: an evidence body',
@@ -66,17 +72,29 @@ describe('a tampered bundle', () => {
         const e = b.evidence.find((x) => x.kind === 'reconciliation');
         if (e) e.bodyJson = e.bodyJson.replace('"ok":true', '"ok":fals');
       },
-      (b) => [`evidence #${b.evidence.find((x) => x.kind === 'reconciliation')?.id} (evidence[${b.evidence.findIndex((x) => x.kind === 'reconciliation')}]) was changed after export: field bodyJson`],
+      (b) => [
+        `evidence #${b.evidence.find((x) => x.kind === 'reconciliation')?.id} (evidence[${b.evidence.findIndex((x) => x.kind === 'reconciliation')}]) was changed after export: field bodyJson`,
+      ],
     ],
     [
       'delete: an audit entry',
       (b) => void b.audit.splice(index(b, published(b)), 1),
       (b) => {
         const i = index(b, published(b));
-        return [`entry seq ${published(b).seq} is missing (deleted): the log goes from ${label(b.audit[i - 1] as ChainedEntry)} to ${label(b.audit[i + 1] as ChainedEntry)}`];
+        return [
+          `entry seq ${published(b).seq} is missing (deleted): the log goes from ${label(b.audit[i - 1] as ChainedEntry)} to ${label(b.audit[i + 1] as ChainedEntry)}`,
+        ];
       },
     ],
-    ['delete: an evidence record', (b) => void b.evidence.splice(b.evidence.findIndex((x) => x.kind === 'dry-run'), 1), (b) => [`evidence #${b.evidence.find((x) => x.kind === 'dry-run')?.id} is missing from evidence[]: it was removed after export`]],
+    [
+      'delete: an evidence record',
+      (b) =>
+        void b.evidence.splice(
+          b.evidence.findIndex((x) => x.kind === 'dry-run'),
+          1,
+        ),
+      (b) => [`evidence #${b.evidence.find((x) => x.kind === 'dry-run')?.id} is missing from evidence[]: it was removed after export`],
+    ],
     [
       'reorder: two audit entries',
       (b) => {
@@ -89,7 +107,11 @@ describe('a tampered bundle', () => {
         return [`entries seq ${published(b).seq} and ${next.seq} were swapped: the log lists ${label(next)} before ${label(published(b))}`];
       },
     ],
-    ['reorder: two partitions', (b) => void ([b.partitions[1], b.partitions[2]] = [b.partitions[2] ?? {}, b.partitions[1] ?? {}]), () => ['partitions[]: partition 2026-05-02 and 2026-05-03 were swapped (reordered after export)']],
+    [
+      'reorder: two partitions',
+      (b) => void ([b.partitions[1], b.partitions[2]] = [b.partitions[2] ?? {}, b.partitions[1] ?? {}]),
+      () => ['partitions[]: partition 2026-05-02 and 2026-05-03 were swapped (reordered after export)'],
+    ],
     [
       'truncate: the last two entries',
       (b) => void b.audit.splice(-2, 2),
@@ -181,12 +203,23 @@ describe('a tampered bundle', () => {
     writeFileSync(file, JSON.stringify(b));
     // Self-consistent: without pinned keys nothing can tell (and the report says so).
     const unpinned = await cli(s.ws, ['verify', file]);
-    expect(unpinned.stdout).toContain('keys were taken from the bundle itself; pin them with --trust KEY.pem to rule out a bundle rebuilt and re-signed with other keys');
-    for (const name of ['alice', 'bob']) await cli(s.ws, ['identity', 'export-public', '--name', name, '--out', join(s.ws.dir, `${name}.pub.pem`)]);
-    const pinned = await cli(s.ws, ['verify', file, '--trust', join(s.ws.dir, 'alice.pub.pem'), '--trust', join(s.ws.dir, 'bob.pub.pem')], 1);
+    expect(unpinned.stdout).toContain(
+      'keys were taken from the bundle itself; pin them with --trust KEY.pem to rule out a bundle rebuilt and re-signed with other keys',
+    );
+    for (const name of ['alice', 'bob'])
+      await cli(s.ws, ['identity', 'export-public', '--name', name, '--out', join(s.ws.dir, `${name}.pub.pem`)]);
+    const pinned = await cli(
+      s.ws,
+      ['verify', file, '--trust', join(s.ws.dir, 'alice.pub.pem'), '--trust', join(s.ws.dir, 'bob.pub.pem')],
+      1,
+    );
     const so = b.signoffs[0];
-    expect(pinned.stdout).toContain(`✘ sign-off #${so?.id} (by alice, plan ${short(String(so?.statement.planHash))}) is signed by alice (key ${malloryFp.slice(0, 16)}), who is not among the trusted keys (--trust): signed with an unregistered key`);
-    expect(pinned.stdout).toMatch(/✘ checkpoint #\d+ \(seq \d+, signed by bob at [^)]+\) is signed by bob \(key [0-9a-f]{16}\), who is not among the trusted keys \(--trust\)/);
+    expect(pinned.stdout).toContain(
+      `✘ sign-off #${so?.id} (by alice, plan ${short(String(so?.statement.planHash))}) is signed by alice (key ${malloryFp.slice(0, 16)}), who is not among the trusted keys (--trust): signed with an unregistered key`,
+    );
+    expect(pinned.stdout).toMatch(
+      /✘ checkpoint #\d+ \(seq \d+, signed by bob at [^)]+\) is signed by bob \(key [0-9a-f]{16}\), who is not among the trusted keys \(--trust\)/,
+    );
   });
 });
 
@@ -199,12 +232,14 @@ describe('a tampered database', () => {
     source.exec(`VACUUM INTO '${copy}'`);
     source.close();
     const db = new Database(copy);
-    for (const { name } of db.prepare<[], { name: string }>("SELECT name FROM sqlite_schema WHERE type = 'trigger'").all()) db.exec(`DROP TRIGGER ${name}`);
+    for (const { name } of db.prepare<[], { name: string }>("SELECT name FROM sqlite_schema WHERE type = 'trigger'").all())
+      db.exec(`DROP TRIGGER ${name}`);
     sql(db);
     db.close();
     return copy;
   }
-  const row = (db: Database.Database, where: string) => db.prepare<[], ChainedRow>(`SELECT * FROM audit_log WHERE ${where}`).get() as ChainedRow;
+  const row = (db: Database.Database, where: string) =>
+    db.prepare<[], ChainedRow>(`SELECT * FROM audit_log WHERE ${where}`).get() as ChainedRow;
   interface ChainedRow {
     seq: number;
     at: string;
@@ -222,24 +257,37 @@ describe('a tampered database', () => {
     published = row(db, `event = 'partition.published' AND entity_id = '2026-05-03' AND run_id = '${s.runId}'`);
     before = row(db, `seq = ${published.seq - 1}`);
     after = row(db, `seq = ${published.seq + 1}`);
-    checkpoints = db.prepare<[], Checkpoint & { signer_key: string }>('SELECT * FROM audit_checkpoints ORDER BY id').all().map((c) => ({ ...c, signerKey: c.signer_key }));
+    checkpoints = db
+      .prepare<[], Checkpoint & { signer_key: string }>('SELECT * FROM audit_checkpoints ORDER BY id')
+      .all()
+      .map((c) => ({ ...c, signerKey: c.signer_key }));
     db.close();
   });
 
   const verifyDb = (file: string, code = 1) => cli(s.ws, ['verify', '--db', file], code);
 
   it('is intact as left by the run', async () => {
-    const r = await verifyDb(tamperedCopy(() => undefined), 0);
+    const r = await verifyDb(
+      tamperedCopy(() => undefined),
+      0,
+    );
     expect(r.stdout).toMatch(/^INTACT: .* — \d+ entries, head seq \d+ [0-9a-f]{64}/);
   });
 
   it.each<[string, (db: Database.Database) => void, () => string]>([
     [
       'edit: one byte of an entry',
-      (db) => db.prepare("UPDATE audit_log SET detail_json = replace(detail_json, '\"rowsWritten\":40', '\"rowsWritten\":41') WHERE seq = ?").run(published.seq),
+      (db) =>
+        db
+          .prepare('UPDATE audit_log SET detail_json = replace(detail_json, \'"rowsWritten":40\', \'"rowsWritten":41\') WHERE seq = ?')
+          .run(published.seq),
       () => `entry ${at(published)} was changed after it was written: its content no longer matches its hash ${short(published.hash)}`,
     ],
-    ['delete: an entry in the middle', (db) => db.prepare('DELETE FROM audit_log WHERE seq = ?').run(published.seq), () => `entry seq ${published.seq} is missing (deleted): the log goes from ${at(before)} to ${at(after)}`],
+    [
+      'delete: an entry in the middle',
+      (db) => db.prepare('DELETE FROM audit_log WHERE seq = ?').run(published.seq),
+      () => `entry seq ${published.seq} is missing (deleted): the log goes from ${at(before)} to ${at(after)}`,
+    ],
     [
       'reorder: two neighbouring entries',
       (db) => {
@@ -247,7 +295,8 @@ describe('a tampered database', () => {
         db.prepare('UPDATE audit_log SET seq = ? WHERE seq = ?').run(published.seq, after.seq);
         db.prepare('UPDATE audit_log SET seq = ? WHERE seq = -1').run(after.seq);
       },
-      () => `entries seq ${published.seq} and ${after.seq} were swapped: each holds the other's content (${after.event} / ${published.event})`,
+      () =>
+        `entries seq ${published.seq} and ${after.seq} were swapped: each holds the other's content (${after.event} / ${published.event})`,
     ],
     [
       'truncate: the entries after a signed checkpoint',
@@ -272,17 +321,22 @@ describe('a tampered database', () => {
     [
       're-sign: a sign-off replaced by one signed with an unregistered key',
       (db) => {
-        const so = db.prepare<[], { id: number; statement_json: string }>('SELECT id, statement_json FROM signoffs ORDER BY id LIMIT 1').get();
+        const so = db
+          .prepare<[], { id: number; statement_json: string }>('SELECT id, statement_json FROM signoffs ORDER BY id LIMIT 1')
+          .get();
         const statement = { ...(JSON.parse(so?.statement_json ?? '{}') as object), comment: 'approved, all 90 days', signerKey: malloryFp };
         const text = canonicalJson(statement);
-        db.prepare('UPDATE signoffs SET statement_json = ?, signature = ?, signer_key = ?, public_key_pem = ?, comment = ? WHERE id = ?').run(
-          text, signText(mallory.privateKey, text), malloryFp, malloryPem, 'approved, all 90 days', so?.id,
-        );
+        db.prepare(
+          'UPDATE signoffs SET statement_json = ?, signature = ?, signer_key = ?, public_key_pem = ?, comment = ? WHERE id = ?',
+        ).run(text, signText(mallory.privateKey, text), malloryFp, malloryPem, 'approved, all 90 days', so?.id);
       },
       () => {
         const db = new Database(s.ws.db, { readonly: true });
         const alice = db.prepare<[], string>("SELECT fingerprint FROM identities WHERE name = 'alice'").pluck().get() ?? '';
-        const entry = db.prepare<[], number>("SELECT seq FROM audit_log WHERE event = 'signoff.imported' ORDER BY seq LIMIT 1").pluck().get();
+        const entry = db
+          .prepare<[], number>("SELECT seq FROM audit_log WHERE event = 'signoff.imported' ORDER BY seq LIMIT 1")
+          .pluck()
+          .get();
         db.close();
         return `sign-off #1: its signature differs from the one recorded when it was imported: swapped or re-signed; it is now signed with key ${malloryFp.slice(0, 16)}, not alice's registered key ${alice.slice(0, 16)} (recorded at audit seq ${entry})`;
       },
@@ -291,7 +345,12 @@ describe('a tampered database', () => {
       're-sign: a checkpoint re-signed by an unregistered signer',
       (db) => {
         const cp = { ...(checkpoints[0] as Checkpoint), signer: 'mallory', signerKey: malloryFp };
-        db.prepare('UPDATE audit_checkpoints SET signer = ?, signer_key = ?, signature = ? WHERE id = ?').run('mallory', malloryFp, signText(mallory.privateKey, checkpointText(cp)), cp.id);
+        db.prepare('UPDATE audit_checkpoints SET signer = ?, signer_key = ?, signature = ? WHERE id = ?').run(
+          'mallory',
+          malloryFp,
+          signText(mallory.privateKey, checkpointText(cp)),
+          cp.id,
+        );
       },
       () => {
         const cp = checkpoints[0] as Checkpoint;
@@ -303,8 +362,13 @@ describe('a tampered database', () => {
       (db) => db.exec(`UPDATE evidence SET body_json = replace(body_json, '"ok":true', '"ok":false') WHERE kind = 'reconciliation'`),
       () => {
         const db = new Database(s.ws.db, { readonly: true });
-        const e = db.prepare<[], { id: number; body_sha256: string }>("SELECT id, body_sha256 FROM evidence WHERE kind = 'reconciliation'").get();
-        const seq = db.prepare<[], number>(`SELECT seq FROM audit_log WHERE event = 'evidence.added' AND entity_id = '${e?.id}'`).pluck().get();
+        const e = db
+          .prepare<[], { id: number; body_sha256: string }>("SELECT id, body_sha256 FROM evidence WHERE kind = 'reconciliation'")
+          .get();
+        const seq = db
+          .prepare<[], number>(`SELECT seq FROM audit_log WHERE event = 'evidence.added' AND entity_id = '${e?.id}'`)
+          .pluck()
+          .get();
         db.close();
         return `evidence #${e?.id}: its body (reconciliation) no longer hashes to its body_sha256 ${e?.body_sha256.slice(0, 12)}…: the body was edited (recorded at audit seq ${seq})`;
       },

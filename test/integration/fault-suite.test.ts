@@ -41,7 +41,9 @@ beforeAll(async () => {
   await seedWarehouse(db.client);
   // The same mart on the second server, reached through a cutting proxy (cross-server COPY path).
   remote = await createTestDatabase(inject('pgB'), 'faults_remote');
-  await remote.client.query(`create schema mart; create table mart.mart_order_daily (order_date date, customer_id int, orders bigint, paid_amount numeric(14,2), primary key (order_date, customer_id))`);
+  await remote.client.query(
+    `create schema mart; create table mart.mart_order_daily (order_date date, customer_id int, orders bigint, paid_amount numeric(14,2), primary key (order_date, customer_id))`,
+  );
   proxy = await startPgProxy(inject('pgB').port);
   proxyA = await startPgProxy(inject('pgA').port);
   ws = makeWorkspace('faults', { WAREHOUSE_PASSWORD: db.password, REMOTE_PASSWORD: remote.password });
@@ -69,7 +71,10 @@ afterAll(async () => {
 
 function ledger(runId: string, file = ws.db): Record<string, number> {
   const sqlite = new Database(file, { readonly: true });
-  const rows = sqlite.prepare(`select status, count(*) as n from partitions where run_id = ? group by status`).all(runId) as { status: string; n: number }[];
+  const rows = sqlite.prepare(`select status, count(*) as n from partitions where run_id = ? group by status`).all(runId) as {
+    status: string;
+    n: number;
+  }[];
   sqlite.close();
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
@@ -79,7 +84,10 @@ async function matchesOracle(client: typeof db.client, from: string, to: string)
     `select md5(string_agg(t::text, ',' order by t::text)) as h from (select cast(paid_at as date) as order_date, customer_id, count(*)::bigint as orders, sum(paid_amount)::numeric(14,2) as paid_amount from orders where paid_at >= $1 and paid_at < $2 group by 1, 2) t`,
     [from, to],
   );
-  const target = await client.query<{ h: string }>(`select md5(string_agg(t::text, ',' order by t::text)) as h from mart.mart_order_daily t where order_date >= $1 and order_date < $2`, [from, to]);
+  const target = await client.query<{ h: string }>(
+    `select md5(string_agg(t::text, ',' order by t::text)) as h from mart.mart_order_daily t where order_date >= $1 and order_date < $2`,
+    [from, to],
+  );
   return source.rows[0]?.h === target.rows[0]?.h;
 }
 
@@ -184,9 +192,30 @@ describe('the local SQLite on a full disk', () => {
 
 describe('a connection cut in the middle', () => {
   const cases = [
-    { name: 'mid-INSERT (same-database pushdown)', job: 'cut-orders', match: /^INSERT INTO "mart"/, client: () => db.client, from: '2026-07-01', to: '2026-07-05' },
-    { name: 'mid-COPY (cross-server)', job: 'remote-orders', match: /^COPY .* FROM STDIN/, client: () => remote.client, from: '2026-07-01', to: '2026-07-05' },
-    { name: 'right after COMMIT (cross-server)', job: 'remote-orders', match: /^COMMIT/, client: () => remote.client, from: '2026-07-05', to: '2026-07-09' },
+    {
+      name: 'mid-INSERT (same-database pushdown)',
+      job: 'cut-orders',
+      match: /^INSERT INTO "mart"/,
+      client: () => db.client,
+      from: '2026-07-01',
+      to: '2026-07-05',
+    },
+    {
+      name: 'mid-COPY (cross-server)',
+      job: 'remote-orders',
+      match: /^COPY .* FROM STDIN/,
+      client: () => remote.client,
+      from: '2026-07-01',
+      to: '2026-07-05',
+    },
+    {
+      name: 'right after COMMIT (cross-server)',
+      job: 'remote-orders',
+      match: /^COMMIT/,
+      client: () => remote.client,
+      from: '2026-07-05',
+      to: '2026-07-09',
+    },
   ];
   for (const c of cases) {
     it(`${c.name}: no partial partition is ever visible; the run completes`, async () => {
@@ -199,7 +228,9 @@ describe('a connection cut in the middle', () => {
       expect(r.code, r.stdout + r.stderr).toBe(0);
       expect(ledger(runId)).toEqual({ published: 4 });
       expect(await matchesOracle(c.client(), c.from, c.to)).toBe(true);
-      const marks = await c.client().query<{ n: number }>(`select count(*)::int as n from backfill_runbook.partition_marks where run_id = $1`, [runId]);
+      const marks = await c
+        .client()
+        .query<{ n: number }>(`select count(*)::int as n from backfill_runbook.partition_marks where run_id = $1`, [runId]);
       expect(marks.rows[0]?.n).toBe(4);
     });
   }

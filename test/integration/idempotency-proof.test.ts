@@ -39,7 +39,9 @@ afterAll(async () => {
 });
 
 async function targetMd5(): Promise<string> {
-  const r = await db.client.query<{ h: string }>(`select md5(string_agg(t::text, ',' order by t::text)) as h from mart.mart_order_daily t where order_date = '2026-05-01'`);
+  const r = await db.client.query<{ h: string }>(
+    `select md5(string_agg(t::text, ',' order by t::text)) as h from mart.mart_order_daily t where order_date = '2026-05-01'`,
+  );
   return r.rows[0]?.h ?? '';
 }
 
@@ -52,7 +54,9 @@ describe('run-backfill prove', () => {
     const r = await runCli(ws, ['prove', 'orders', '--partition', '2026-05-01']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^Idempotent: orders \(overwrite-partition\) on 2026-05-01 — the second write left the partition identical \(md5:[0-9a-f]{32}, \d+ then \d+ rows\)/m);
+    expect(r.stdout).toMatch(
+      /^Idempotent: orders \(overwrite-partition\) on 2026-05-01 — the second write left the partition identical \(md5:[0-9a-f]{32}, \d+ then \d+ rows\)/m,
+    );
     expect(await targetMd5()).toBe(before); // rolled back: still the corrupted rows
     expect((await runCli(ws, plan)).stdout).toContain('Automation tier: auto');
   });
@@ -60,8 +64,12 @@ describe('run-backfill prove', () => {
   it('catches a job that is not idempotent (exit 1)', async () => {
     const r = await runCli(ws, ['prove', 'jittery', '--partition', '2026-05-02']);
     expect(r.code).toBe(1);
-    expect(r.stdout).toMatch(/NOT idempotent: jittery \(overwrite-partition\) on 2026-05-02 — checksum md5:[0-9a-f]{32} after one write, md5:[0-9a-f]{32} after two/);
-    expect((await runCli(ws, ['jittery', '--from', '2026-05-01', '--to', '2026-05-02', '--dry-run'])).stdout).toContain('Automation tier: semi-auto');
+    expect(r.stdout).toMatch(
+      /NOT idempotent: jittery \(overwrite-partition\) on 2026-05-02 — checksum md5:[0-9a-f]{32} after one write, md5:[0-9a-f]{32} after two/,
+    );
+    expect((await runCli(ws, ['jittery', '--from', '2026-05-01', '--to', '2026-05-02', '--dry-run'])).stdout).toContain(
+      'Automation tier: semi-auto',
+    );
   });
 
   it('says which partition key it expected', async () => {

@@ -60,7 +60,10 @@ function connection(): PostgresConnection {
 
 let jobs = 0;
 
-function partitionTarget(table: string, opts: { scanTarget?: boolean; mode?: WriteMode; key?: string[]; sourceQuery?: string } = {}): PostgresPartitionTarget {
+function partitionTarget(
+  table: string,
+  opts: { scanTarget?: boolean; mode?: WriteMode; key?: string[]; sourceQuery?: string } = {},
+): PostgresPartitionTarget {
   const mode = opts.mode ?? 'overwrite-partition';
   const job = asPostgresJob(
     jobSchema.parse({
@@ -85,10 +88,20 @@ function partitionTarget(table: string, opts: { scanTarget?: boolean; mode?: Wri
 }
 
 function context(mode: WriteMode = 'overwrite-partition'): WriteContext {
-  return { runId: 'run-fp', planHash: 'plan-fp', attempt: 1, writeMode: mode, signal: new AbortController().signal, onValidated: () => undefined };
+  return {
+    runId: 'run-fp',
+    planHash: 'plan-fp',
+    attempt: 1,
+    writeMode: mode,
+    signal: new AbortController().signal,
+    onValidated: () => undefined,
+  };
 }
 
-async function write(table: string, opts: Parameters<typeof partitionTarget>[1] = {}): Promise<{ result: PartitionWriteResult; from: string; why: string }> {
+async function write(
+  table: string,
+  opts: Parameters<typeof partitionTarget>[1] = {},
+): Promise<{ result: PartitionWriteResult; from: string; why: string }> {
   const t = partitionTarget(table, opts);
   try {
     await t.prepare();
@@ -100,7 +113,10 @@ async function write(table: string, opts: Parameters<typeof partitionTarget>[1] 
 }
 
 async function markChecksum(table: string): Promise<string | undefined> {
-  const r = await db.client.query<{ checksum: string }>(`SELECT checksum FROM backfill_runbook.partition_marks WHERE target_table = $1 AND partition_key = $2`, [`public.${table}`, DAY.key]);
+  const r = await db.client.query<{ checksum: string }>(
+    `SELECT checksum FROM backfill_runbook.partition_marks WHERE target_table = $1 AND partition_key = $2`,
+    [`public.${table}`, DAY.key],
+  );
   return r.rows[0]?.checksum;
 }
 
@@ -125,7 +141,8 @@ describe('the fingerprint computed from the source rows', () => {
   it('a partitioned table whose partition has its own column order and a dropped column: the same as reading it back', async () => {
     await db.client.query(`DROP TABLE IF EXISTS tgt_parted CASCADE; CREATE TABLE tgt_parted (${SOURCE_COLUMNS}) PARTITION BY RANGE (day)`);
     // A partition made apart, columns in another order and one dropped, then attached.
-    await db.client.query(`DROP TABLE IF EXISTS tgt_parted_march; CREATE TABLE tgt_parted_march (raw bytea, junk int, u uuid, ok boolean, m mood, tags int[], doc jsonb,
+    await db.client
+      .query(`DROP TABLE IF EXISTS tgt_parted_march; CREATE TABLE tgt_parted_march (raw bytea, junk int, u uuid, ok boolean, m mood, tags int[], doc jsonb,
       at timestamptz, tag varchar(10), label text COLLATE "C", price float8, amount numeric(12,2), id int NOT NULL, day date NOT NULL)`);
     await db.client.query(`ALTER TABLE tgt_parted_march DROP COLUMN junk`);
     await db.client.query(`ALTER TABLE tgt_parted ATTACH PARTITION tgt_parted_march FOR VALUES FROM ('2026-03-01') TO ('2026-04-01')`);
@@ -147,7 +164,11 @@ describe('the fingerprint computed from the source rows', () => {
       const row = await t.reconcile(DAY);
       expect(row.ok).toBe(false);
       expect(row.problems).toHaveLength(1);
-      expect(row.problems[0]).toMatch(new RegExp(`^the partition's checksum is h64:[0-9a-f]{32}, not the ${result.checksum} published by run-fp: its rows changed after they were published$`));
+      expect(row.problems[0]).toMatch(
+        new RegExp(
+          `^the partition's checksum is h64:[0-9a-f]{32}, not the ${result.checksum} published by run-fp: its rows changed after they were published$`,
+        ),
+      );
     } finally {
       await t.close();
     }
@@ -159,7 +180,9 @@ describe('the fingerprint computed from the source rows', () => {
     // grant would refuse it.
     await db.client.query(`CREATE OR REPLACE FUNCTION refuse_mark() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN IF NEW.target_table = 'public.tgt_nomark' THEN RAISE EXCEPTION 'marker refused'; END IF; RETURN NEW; END $$`);
-    await db.client.query(`CREATE TRIGGER refuse_mark BEFORE INSERT OR UPDATE ON backfill_runbook.partition_marks FOR EACH ROW EXECUTE FUNCTION refuse_mark()`);
+    await db.client.query(
+      `CREATE TRIGGER refuse_mark BEFORE INSERT OR UPDATE ON backfill_runbook.partition_marks FOR EACH ROW EXECUTE FUNCTION refuse_mark()`,
+    );
     const t = partitionTarget('tgt_nomark');
     try {
       await t.prepare();
@@ -176,7 +199,9 @@ describe('the fingerprint computed from the source rows', () => {
       const left = await db.client.query<{ id: number }>(`SELECT id FROM tgt_nomark ORDER BY id`);
       expect(left.rows.map((r) => r.id)).toEqual([99]);
       expect(await markChecksum('tgt_nomark')).toBeUndefined();
-      const lock = await db.client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok`, [`backfill_runbook:public.tgt_nomark:${DAY.key}`]);
+      const lock = await db.client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok`, [
+        `backfill_runbook:public.tgt_nomark:${DAY.key}`,
+      ]);
       expect(lock.rows[0]?.ok).toBe(true);
       await db.client.query(`SELECT pg_advisory_unlock_all()`);
 
@@ -186,14 +211,18 @@ describe('the fingerprint computed from the source rows', () => {
       expect(result.targetCount).toBe(4);
       expect(await markChecksum('tgt_nomark')).toBe(result.checksum);
     } finally {
-      await db.client.query(`DROP TRIGGER IF EXISTS refuse_mark ON backfill_runbook.partition_marks; DROP FUNCTION IF EXISTS refuse_mark()`);
+      await db.client.query(
+        `DROP TRIGGER IF EXISTS refuse_mark ON backfill_runbook.partition_marks; DROP FUNCTION IF EXISTS refuse_mark()`,
+      );
       await t.close();
     }
   });
 
   it('rows the source returns outside the partition fail validation; nothing is published', async () => {
     await makeTarget('tgt_outside');
-    const t = partitionTarget('tgt_outside', { sourceQuery: SOURCE_QUERY.replace('and day < :partition_end', "and day < (:partition_end)::date + 1") });
+    const t = partitionTarget('tgt_outside', {
+      sourceQuery: SOURCE_QUERY.replace('and day < :partition_end', 'and day < (:partition_end)::date + 1'),
+    });
     try {
       await t.prepare();
       expect(t.fingerprintFrom).toBe('source rows');
@@ -216,19 +245,58 @@ describe('a table that could change, add or hide a row is read back', () => {
   const cases: [string, string[], string | undefined, Parameters<typeof partitionTarget>[1], RegExp][] = [
     [
       'a trigger',
-      [`CREATE OR REPLACE FUNCTION fp_upper() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.label := upper(NEW.label); RETURN NEW; END $$`, `CREATE TRIGGER up BEFORE INSERT ON tgt_case FOR EACH ROW EXECUTE FUNCTION fp_upper()`],
+      [
+        `CREATE OR REPLACE FUNCTION fp_upper() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN NEW.label := upper(NEW.label); RETURN NEW; END $$`,
+        `CREATE TRIGGER up BEFORE INSERT ON tgt_case FOR EACH ROW EXECUTE FUNCTION fp_upper()`,
+      ],
       undefined,
       {},
       /^public\.tgt_case has triggers$/,
     ],
-    ['a rule', [`CREATE RULE no_delete AS ON DELETE TO tgt_case WHERE old.id < 0 DO INSTEAD NOTHING`], undefined, {}, /^public\.tgt_case has rules$/],
+    [
+      'a rule',
+      [`CREATE RULE no_delete AS ON DELETE TO tgt_case WHERE old.id < 0 DO INSTEAD NOTHING`],
+      undefined,
+      {},
+      /^public\.tgt_case has rules$/,
+    ],
     ['row-level security', [`ALTER TABLE tgt_case ENABLE ROW LEVEL SECURITY`], undefined, {}, /^public\.tgt_case has row-level security$/],
-    ['a column the source does not give', [`ALTER TABLE tgt_case ADD COLUMN loaded_at timestamptz DEFAULT now()`], undefined, {}, /^the source query does not give column loaded_at$/],
-    ['a generated column', [`ALTER TABLE tgt_case ADD COLUMN cents bigint GENERATED ALWAYS AS ((amount * 100)::bigint) STORED`], undefined, {}, /^column cents is generated$/],
-    ['a wider numeric than the source gives', [], COLUMNS.replace('numeric(12,2)', 'numeric(14,2)'), {}, /^the source gives column amount in another type than the table's$/],
-    ['text where the source gives varchar', [], COLUMNS.replace('varchar(10)', 'text'), {}, /^the source gives column tag in another type than the table's$/],
+    [
+      'a column the source does not give',
+      [`ALTER TABLE tgt_case ADD COLUMN loaded_at timestamptz DEFAULT now()`],
+      undefined,
+      {},
+      /^the source query does not give column loaded_at$/,
+    ],
+    [
+      'a generated column',
+      [`ALTER TABLE tgt_case ADD COLUMN cents bigint GENERATED ALWAYS AS ((amount * 100)::bigint) STORED`],
+      undefined,
+      {},
+      /^column cents is generated$/,
+    ],
+    [
+      'a wider numeric than the source gives',
+      [],
+      COLUMNS.replace('numeric(12,2)', 'numeric(14,2)'),
+      {},
+      /^the source gives column amount in another type than the table's$/,
+    ],
+    [
+      'text where the source gives varchar',
+      [],
+      COLUMNS.replace('varchar(10)', 'text'),
+      {},
+      /^the source gives column tag in another type than the table's$/,
+    ],
     ['an upsert', ['DELETE FROM tgt_case'], undefined, { mode: 'upsert' }, /^write mode upsert keeps rows the source did not give$/],
-    ['a key no unique index enforces', [], COLUMNS.replace(', PRIMARY KEY (day, id)', ''), {}, /^duplicate keys must be counted in the target$/],
+    [
+      'a key no unique index enforces',
+      [],
+      COLUMNS.replace(', PRIMARY KEY (day, id)', ''),
+      {},
+      /^duplicate keys must be counted in the target$/,
+    ],
   ];
 
   it.each(cases)('%s', async (_name, extra, columns, opts, why) => {

@@ -40,7 +40,9 @@ afterAll(async () => {
 /** Source: 3 rows on 2026-01-02 (amount 10, 20, 30), 1 row the day after. Targets: old rows. */
 async function reset(): Promise<void> {
   await srcDb.client.query(`DROP TABLE IF EXISTS src; CREATE TABLE src ${DDL}`);
-  await srcDb.client.query(`INSERT INTO src VALUES ('2026-01-02', 1, 10, 'a'), ('2026-01-02', 2, 20, 'b'), ('2026-01-02', 3, 30, 'c'), ('2026-01-03', 4, 40, 'd')`);
+  await srcDb.client.query(
+    `INSERT INTO src VALUES ('2026-01-02', 1, 10, 'a'), ('2026-01-02', 2, 20, 'b'), ('2026-01-02', 3, 30, 'c'), ('2026-01-03', 4, 40, 'd')`,
+  );
   for (const db of [srcDb, dstDb]) {
     await db.client.query(`DROP TABLE IF EXISTS backfill_runbook.partition_marks; TRUNCATE tgt`);
     await db.client.query(`INSERT INTO tgt VALUES ('2026-01-02', 9, 99, 'old')`);
@@ -55,7 +57,10 @@ function connection(db: TestDatabase): PostgresConnection {
 
 let jobs = 0;
 
-function target(opts: { across?: boolean; rule?: Partial<Job['validation'][number]>; sourceQuery?: string }): { target: PostgresPartitionTarget; app: string } {
+function target(opts: { across?: boolean; rule?: Partial<Job['validation'][number]>; sourceQuery?: string }): {
+  target: PostgresPartitionTarget;
+  app: string;
+} {
   const name = `pwrite-${++jobs}`;
   const dst = opts.across ? dstDb : srcDb;
   const job = asPostgresJob(
@@ -70,13 +75,26 @@ function target(opts: { across?: boolean; rule?: Partial<Job['validation'][numbe
     }),
   );
   const endpoint = (n: string, db: TestDatabase) => ({ name: n, connection: connection(db), password: db.password });
-  const t = new PostgresPartitionTarget({ job, writeMode: 'overwrite-partition', source: endpoint('src', srcDb), target: opts.across ? endpoint('dst', dst) : endpoint('src', srcDb) });
+  const t = new PostgresPartitionTarget({
+    job,
+    writeMode: 'overwrite-partition',
+    source: endpoint('src', srcDb),
+    target: opts.across ? endpoint('dst', dst) : endpoint('src', srcDb),
+  });
   return { target: t, app: `backfill-runbook:${name}` };
 }
 
 function context(signal = new AbortController().signal): WriteContext & { validated: PartitionWriteResult[] } {
   const validated: PartitionWriteResult[] = [];
-  return { runId: 'run-1', planHash: 'plan-1', attempt: 1, writeMode: 'overwrite-partition', signal, validated, onValidated: (r) => void validated.push(r) };
+  return {
+    runId: 'run-1',
+    planHash: 'plan-1',
+    attempt: 1,
+    writeMode: 'overwrite-partition',
+    signal,
+    validated,
+    onValidated: (r) => void validated.push(r),
+  };
 }
 
 async function targetRows(db: TestDatabase): Promise<string[]> {
@@ -95,7 +113,9 @@ async function sessionsLeft(app: string): Promise<number> {
   for (const server of [pgA, pgB]) {
     const admin = await adminClient(server);
     try {
-      n += (await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1`, [app])).rows[0]?.n ?? 0;
+      n +=
+        (await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1`, [app])).rows[0]
+          ?.n ?? 0;
     } finally {
       await admin.end();
     }
@@ -128,7 +148,16 @@ describe.each([
     const ctx = context();
     const result = await t.writePartition(DAY, ctx);
     await t.close();
-    expect(result.checks).toEqual([{ rule: 'rows and amount', source: { rows: '3', amount: '60.00' }, target: { rows: '3', amount: '60.00' }, diffRatio: 0, tolerance: 0, ok: true }]);
+    expect(result.checks).toEqual([
+      {
+        rule: 'rows and amount',
+        source: { rows: '3', amount: '60.00' },
+        target: { rows: '3', amount: '60.00' },
+        diffRatio: 0,
+        tolerance: 0,
+        ok: true,
+      },
+    ]);
     expect([result.rowsWritten, result.targetCount, result.sourceCount, ctx.validated.length]).toEqual([3, 3, 3, 1]);
     expect(await targetRows(db())).toEqual(NEW);
     expect(await marks(db())).toBe(1);
@@ -175,12 +204,25 @@ describe('the source side reads the snapshot the write read', () => {
   it('a source row committed while the rows are written is in neither the rows nor the check', async () => {
     await reset();
     // The write's INSERT … SELECT pauses 1.5 s; meanwhile a new source row commits.
-    const { target: t, app } = target({ sourceQuery: `with pause as materialized (select pg_sleep(1.5)) ${SOURCE_QUERY.replace('from src', 'from src, pause')}` });
+    const { target: t, app } = target({
+      sourceQuery: `with pause as materialized (select pg_sleep(1.5)) ${SOURCE_QUERY.replace('from src', 'from src, pause')}`,
+    });
     await t.prepare();
     const writing = t.writePartition(DAY, context());
     const late = await adminClient(pgA, srcDb.name);
     try {
-      await expect.poll(async () => (await late.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'INSERT%' AND state = 'active'`, [app])).rows[0]?.n, { timeout: 5_000 }).toBe(1);
+      await expect
+        .poll(
+          async () =>
+            (
+              await late.query<{ n: number }>(
+                `SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = $1 AND query LIKE 'INSERT%' AND state = 'active'`,
+                [app],
+              )
+            ).rows[0]?.n,
+          { timeout: 5_000 },
+        )
+        .toBe(1);
       await late.query(`INSERT INTO src VALUES ('2026-01-02', 5, 50, 'late')`);
     } finally {
       await late.end();
@@ -209,7 +251,13 @@ describe('the partition lock', () => {
       await holder.query('COMMIT');
       await t.writePartition(DAY, context());
       // The executor drops its lock just after COMMIT, off the critical path.
-      await expect.poll(async () => (await holder.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok`, [key])).rows[0]?.ok, { timeout: 2_000 }).toBe(true);
+      await expect
+        .poll(
+          async () =>
+            (await holder.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS ok`, [key])).rows[0]?.ok,
+          { timeout: 2_000 },
+        )
+        .toBe(true);
     } finally {
       await holder.end();
       await t.close();
@@ -258,7 +306,10 @@ describe('binary COPY between servers, only where it means the same at both ends
 
   it('a source whose types differ is copied as text, exactly', async () => {
     await reset();
-    const { target: t } = target({ across: true, sourceQuery: `select day::text as day, id::bigint as id, amount::text as amount, t from src where day >= :partition_start and day < :partition_end` });
+    const { target: t } = target({
+      across: true,
+      sourceQuery: `select day::text as day, id::bigint as id, amount::text as amount, t from src where day >= :partition_start and day < :partition_end`,
+    });
     await t.prepare();
     await t.writePartition(DAY, context());
     await t.close();

@@ -2,7 +2,15 @@ import { pipeline } from 'node:stream/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { InputError } from '../../shared/errors.ts';
 import { requireColumns, resolveTable, type TableInfo } from '../../electron/engine/targets/postgres/catalog.ts';
-import { copyFrom, copyTo, openPg, PgConnectError, query, type PgClient, type PgConnectOptions } from '../../electron/engine/targets/postgres/connect.ts';
+import {
+  copyFrom,
+  copyTo,
+  openPg,
+  PgConnectError,
+  query,
+  type PgClient,
+  type PgConnectOptions,
+} from '../../electron/engine/targets/postgres/connect.ts';
 import { classifyPgError, describePgError, isLockTimeout } from '../../electron/engine/targets/postgres/errors.ts';
 import { quoteIdent, quoteQualified } from '../../electron/engine/targets/postgres/sql.ts';
 import { createOrderMart, createOrderTables, orderedPartitionMd5, seedOrders, type SeedSummary } from '../support/dataset.ts';
@@ -17,7 +25,14 @@ let seeded: SeedSummary;
 const opened: PgClient[] = [];
 
 async function open(extra: Partial<PgConnectOptions> = {}): Promise<PgClient> {
-  const client = await openPg({ url: db.url, password: db.password, statementTimeoutMs: 30_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000, ...extra });
+  const client = await openPg({
+    url: db.url,
+    password: db.password,
+    statementTimeoutMs: 30_000,
+    lockTimeoutMs: 5_000,
+    connectTimeoutMs: 5_000,
+    ...extra,
+  });
   opened.push(client);
   return client;
 }
@@ -62,10 +77,20 @@ describe('openPg', () => {
 
   it('says "connection refused" for a dead port, and never shows the password', async () => {
     const port = await freePort();
-    const err = await failure(openPg({ url: `postgres://postgres@127.0.0.1:${port}/postgres`, password: 'hunter2-secret', statementTimeoutMs: 1000, lockTimeoutMs: 1000, connectTimeoutMs: 2000 }));
+    const err = await failure(
+      openPg({
+        url: `postgres://postgres@127.0.0.1:${port}/postgres`,
+        password: 'hunter2-secret',
+        statementTimeoutMs: 1000,
+        lockTimeoutMs: 1000,
+        connectTimeoutMs: 2000,
+      }),
+    );
     expect(err).toBeInstanceOf(PgConnectError);
     const e = err as PgConnectError;
-    expect(e.message).toBe(`cannot connect to PostgreSQL at 127.0.0.1:${port}/postgres: connection refused: is PostgreSQL running at 127.0.0.1:${port}?`);
+    expect(e.message).toBe(
+      `cannot connect to PostgreSQL at 127.0.0.1:${port}/postgres: connection refused: is PostgreSQL running at 127.0.0.1:${port}?`,
+    );
     expect(e.target).toBe(`127.0.0.1:${port}/postgres`);
     expect(classifyPgError(e)).toBe('transient');
   });
@@ -74,19 +99,22 @@ describe('openPg', () => {
     [
       'a wrong password',
       () => ({ url: db.url, password: 'not-the-password' }),
-      (port, name) => `cannot connect to PostgreSQL at 127.0.0.1:${port}/${name}: password authentication failed for user "postgres": set the password_env variable (or the saved password) to this user's password`,
+      (port, name) =>
+        `cannot connect to PostgreSQL at 127.0.0.1:${port}/${name}: password authentication failed for user "postgres": set the password_env variable (or the saved password) to this user's password`,
       'permanent',
     ],
     [
       'no password at all',
       () => ({ url: db.url }),
-      (port, name) => `cannot connect to PostgreSQL at 127.0.0.1:${port}/${name}: the server asks for a password for user "postgres" but none was given: set the password_env variable`,
+      (port, name) =>
+        `cannot connect to PostgreSQL at 127.0.0.1:${port}/${name}: the server asks for a password for user "postgres" but none was given: set the password_env variable`,
       'permanent',
     ],
     [
       'a database that does not exist',
       () => ({ url: pgA.urlNoPassword.replace(/\/postgres$/, '/no_such_db'), password: pgA.password }),
-      (port) => `cannot connect to PostgreSQL at 127.0.0.1:${port}/no_such_db: database "no_such_db" does not exist: check the database in the connection url`,
+      (port) =>
+        `cannot connect to PostgreSQL at 127.0.0.1:${port}/no_such_db: database "no_such_db" does not exist: check the database in the connection url`,
       'permanent',
     ],
   ];
@@ -128,7 +156,12 @@ describe('resolveTable', () => {
   it('folds unquoted names like PostgreSQL and accepts the database part', async () => {
     const expected = await resolveTable(db.client, 'mart.mart_order_daily', 'target.table');
     expect(expected.uniqueKeys).toEqual([['order_date', 'customer_id']]);
-    expect(expected.columns.map((c) => `${c.name} ${c.type}`)).toEqual(['order_date date', 'customer_id integer', 'orders bigint', 'paid_amount numeric(14,2)']);
+    expect(expected.columns.map((c) => `${c.name} ${c.type}`)).toEqual([
+      'order_date date',
+      'customer_id integer',
+      'orders bigint',
+      'paid_amount numeric(14,2)',
+    ]);
     expect(await resolveTable(db.client, 'MART.Mart_Order_Daily', 'target.table')).toEqual(expected);
     expect(await resolveTable(db.client, `"${db.name}".mart."mart_order_daily"`, 'target.table')).toEqual(expected);
   });
@@ -160,8 +193,14 @@ describe('resolveTable', () => {
     } satisfies TableInfo);
 
     const [id, note] = requireColumns(table, ['id', 'Note'], 'target.key');
-    await query(db.client, `insert into ${table.quoted} (${quoteIdent(id?.name ?? '')}, ${quoteIdent(note?.name ?? '')}) values (:id, :note)`, { id: 1, note: "'); drop table orders; --" });
-    expect((await query(db.client, `select * from ${table.quoted}`)).rows).toEqual([{ id: 1, Note: "'); drop table orders; --", code: null, other: null }]);
+    await query(
+      db.client,
+      `insert into ${table.quoted} (${quoteIdent(id?.name ?? '')}, ${quoteIdent(note?.name ?? '')}) values (:id, :note)`,
+      { id: 1, note: "'); drop table orders; --" },
+    );
+    expect((await query(db.client, `select * from ${table.quoted}`)).rows).toEqual([
+      { id: 1, Note: "'); drop table orders; --", code: null, other: null },
+    ]);
     expect(await orderCount(db.client)).toBe(seeded.orders);
   });
 
@@ -169,12 +208,14 @@ describe('resolveTable', () => {
     [
       'a misspelt qualified name',
       'mart.mart_order_dayly',
-      (d) => `target.table: table "mart.mart_order_dayly" was not found in database "${d}"; similar: mart.mart_order_daily; check the name or create the table first`,
+      (d) =>
+        `target.table: table "mart.mart_order_dayly" was not found in database "${d}"; similar: mart.mart_order_daily; check the name or create the table first`,
     ],
     [
       'a misspelt bare name',
       'order',
-      (d) => `target.table: table "order" was not found in database "${d}" (searched schemas: public); similar: public.orders; check the name or create the table first`,
+      (d) =>
+        `target.table: table "order" was not found in database "${d}" (searched schemas: public); similar: public.orders; check the name or create the table first`,
     ],
     [
       'a name with nothing like it',
@@ -185,7 +226,8 @@ describe('resolveTable', () => {
     [
       'another database',
       'elsewhere.public.orders',
-      (d) => `target.table: "elsewhere.public.orders" names database "elsewhere", but this connection is to "${d}"; drop the database part or use a connection to that database`,
+      (d) =>
+        `target.table: "elsewhere.public.orders" names database "elsewhere", but this connection is to "${d}"; drop the database part or use a connection to that database`,
     ],
     [
       'SQL pretending to be a name',
@@ -206,8 +248,14 @@ describe('resolveTable', () => {
     const table = await resolveTable(db.client, 'mart.mart_order_daily', 'target.table');
     expect(requireColumns(table, ['customer_id', 'order_date'], 'target.key').map((c) => c.name)).toEqual(['customer_id', 'order_date']);
     const cases: [string[], string][] = [
-      [['order_day'], 'target.key[0]: column "order_day" is not in mart.mart_order_daily; its columns are: order_date, customer_id, orders, paid_amount'],
-      [['order_date', 'Customer_ID'], 'target.key[1]: column "Customer_ID" is not in mart.mart_order_daily (did you mean "customer_id"? names are case-sensitive); its columns are: order_date, customer_id, orders, paid_amount'],
+      [
+        ['order_day'],
+        'target.key[0]: column "order_day" is not in mart.mart_order_daily; its columns are: order_date, customer_id, orders, paid_amount',
+      ],
+      [
+        ['order_date', 'Customer_ID'],
+        'target.key[1]: column "Customer_ID" is not in mart.mart_order_daily (did you mean "customer_id"? names are case-sensitive); its columns are: order_date, customer_id, orders, paid_amount',
+      ],
       [['order_date', 'order_date'], 'target.key[1]: column "order_date" is listed twice'],
     ];
     for (const [names, message] of cases) {
@@ -234,11 +282,15 @@ describe('query with :name parameters', () => {
   });
 
   it('binds partition bounds into a real range query', async () => {
-    const r = await query<{ n: number }>(db.client, 'select count(*)::int as n from orders where paid_at >= :partition_start and paid_at < :partition_end', {
-      partition_start: '2026-04-01',
-      partition_end: '2026-04-02',
-      run_id: 'unused',
-    });
+    const r = await query<{ n: number }>(
+      db.client,
+      'select count(*)::int as n from orders where paid_at >= :partition_start and paid_at < :partition_end',
+      {
+        partition_start: '2026-04-01',
+        partition_end: '2026-04-02',
+        run_id: 'unused',
+      },
+    );
     expect(r.rows).toEqual([{ n: 200 }]);
   });
 });
@@ -292,7 +344,14 @@ describe('the dataset', () => {
            from orders`,
       );
       expect(r.rows).toEqual([
-        { customers_in_range: true, amounts_in_range: true, paid_in_range: true, refunds_after_payment: true, one_refund_per_order: true, statuses_match_refunds: true },
+        {
+          customers_in_range: true,
+          amounts_in_range: true,
+          paid_in_range: true,
+          refunds_after_payment: true,
+          one_refund_per_order: true,
+          statuses_match_refunds: true,
+        },
       ]);
       expect(seeded.orders).toBe(2000);
       expect(seeded.refunds / seeded.orders).toBeGreaterThan(0.06);
@@ -330,10 +389,25 @@ describe('COPY between two servers', () => {
       const summary = await seedOrders(source.client, { from: '2026-05-01', days: 50, ordersPerDay: 200, seed: 7 });
       expect(summary.orders).toBe(10_000);
       await createOrderTables(target.client);
-      const from = await openPg({ url: source.url, password: source.password, statementTimeoutMs: 60_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000 });
-      const to = await openPg({ url: target.url, password: target.password, statementTimeoutMs: 60_000, lockTimeoutMs: 5_000, connectTimeoutMs: 5_000 });
+      const from = await openPg({
+        url: source.url,
+        password: source.password,
+        statementTimeoutMs: 60_000,
+        lockTimeoutMs: 5_000,
+        connectTimeoutMs: 5_000,
+      });
+      const to = await openPg({
+        url: target.url,
+        password: target.password,
+        statementTimeoutMs: 60_000,
+        lockTimeoutMs: 5_000,
+        connectTimeoutMs: 5_000,
+      });
       opened.push(from, to);
-      const reader = copyTo(from, `copy (select * from orders where paid_at >= '2026-05-01' and paid_at < '2026-06-20') to stdout${options}`);
+      const reader = copyTo(
+        from,
+        `copy (select * from orders where paid_at >= '2026-05-01' and paid_at < '2026-06-20') to stdout${options}`,
+      );
       const writer = copyFrom(to, `copy orders from stdin${options}`);
       await pipeline(reader, writer);
       expect(reader.rowCount).toBe(10_000);

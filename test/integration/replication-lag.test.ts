@@ -34,7 +34,13 @@ beforeAll(async () => {
   // persistent: the data folder must survive the stop below, to be copied.
   // Not `fast`: with synchronous_commit off, WAL reaches the replica only when the WAL writer
   // flushes (every 200 ms), and lag would show partitions late.
-  primary = await startEmbeddedPostgres({ name: 'primary', dir: primaryDir, password, persistent: true, extraFlags: ['-c', 'wal_level=replica'] });
+  primary = await startEmbeddedPostgres({
+    name: 'primary',
+    dir: primaryDir,
+    password,
+    persistent: true,
+    extraFlags: ['-c', 'wal_level=replica'],
+  });
   const c = await connect(primary);
   await c.query('create database warehouse');
   await c.end();
@@ -47,7 +53,10 @@ beforeAll(async () => {
   execFileSync('cp', ['-a', primaryDir, replicaDir]);
   const replicaPort = await freePort();
   writeFileSync(join(replicaDir, 'standby.signal'), '');
-  appendFileSync(join(replicaDir, 'postgresql.auto.conf'), `\nprimary_conninfo = 'host=127.0.0.1 port=${primary.info.port} user=postgres password=${password}'\nhot_standby = on\n`);
+  appendFileSync(
+    join(replicaDir, 'postgresql.auto.conf'),
+    `\nprimary_conninfo = 'host=127.0.0.1 port=${primary.info.port} user=postgres password=${password}'\nhot_standby = on\n`,
+  );
   primary = await startEmbeddedPostgres({ name: 'primary', dir: primaryDir, password, port: primary.info.port, persistent: true });
   replica = await startEmbeddedPostgres({ name: 'replica', dir: replicaDir, password, port: replicaPort, persistent: true, fast: true });
   ws = makeWorkspace('replica', { PG_PASSWORD: password });
@@ -99,7 +108,19 @@ describe('replication lag', () => {
     }
     await r.query('select pg_wal_replay_pause()');
     await new Promise((res) => setTimeout(res, 1500)); // the last replayed commit is now > 1 s old
-    const args = ['orders', '--from', '2026-05-01', '--to', '2026-05-11', '--run-id', 'lag-1', '--replica', 'replica', '--max-replication-lag-s', '1'];
+    const args = [
+      'orders',
+      '--from',
+      '2026-05-01',
+      '--to',
+      '2026-05-11',
+      '--run-id',
+      'lag-1',
+      '--replica',
+      'replica',
+      '--max-replication-lag-s',
+      '1',
+    ];
     const started = Date.now();
     const halted = await runCli(ws, args);
     const haltMs = Date.now() - started;
@@ -112,7 +133,9 @@ describe('replication lag', () => {
     await r.query('select pg_wal_replay_resume()');
     // Let the replica catch up before resuming.
     for (let i = 0; i < 50; i++) {
-      const lag = await r.query<{ behind: boolean }>('select pg_last_wal_receive_lsn() is distinct from pg_last_wal_replay_lsn() as behind');
+      const lag = await r.query<{ behind: boolean }>(
+        'select pg_last_wal_receive_lsn() is distinct from pg_last_wal_replay_lsn() as behind',
+      );
       if (!lag.rows[0]?.behind) break;
       await new Promise((res) => setTimeout(res, 100));
     }

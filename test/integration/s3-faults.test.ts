@@ -38,26 +38,36 @@ beforeAll(async () => {
   db = await createTestDatabase(inject('pgA'), 's3faults');
   await seedEvents(db.client, 'events', { from: '2026-01-20', hours: 4, perHour: 200, seed: 3 });
   // ~100k wide rows in one hour: about 20 MB of JSON, so each object is a 3-part multipart upload
-  await db.client.query(`create table big as select g as event_id, timestamptz '2026-02-01T00:00Z' + g * interval '30 ms' as event_time, repeat(md5(g::text), 3) as payload from generate_series(1, 100000) g`);
+  await db.client.query(
+    `create table big as select g as event_id, timestamptz '2026-02-01T00:00Z' + g * interval '30 ms' as event_time, repeat(md5(g::text), 3) as payload from generate_series(1, 100000) g`,
+  );
   s3 = testS3Client(inject('s3'));
   bucket = await createTestBucket(s3, 'faults');
   proxy = await startS3Proxy(inject('s3').endpoint);
   ws = makeWorkspace('s3faults', { WAREHOUSE_PASSWORD: db.password, ...s3Env(inject('s3')) });
-  ws.writeConfig(mixedConfig({ warehouse: { url: db.url, passwordEnv: 'WAREHOUSE_PASSWORD' } }, { lake: { bucket, endpoint: proxy.endpoint } }));
+  ws.writeConfig(
+    mixedConfig({ warehouse: { url: db.url, passwordEnv: 'WAREHOUSE_PASSWORD' } }, { lake: { bucket, endpoint: proxy.endpoint } }),
+  );
   ws.writeJob('raw', exportJob('raw', { path: RAW, recordsPerObject: 80 }));
   ws.writeJob('refined', refineJob('refined', { from: RAW, to: 'refined/event/dt={date}/hour={hour}/' }));
   ws.writeJob(
     'big',
     exportJob('big', { path: BIG, gzip: false, table: 'big' })
       .replace('select event_id, user_id, event_type, event_time, amount, note, props', 'select event_id, event_time, payload')
-      .replace('\nvalidation:\n  - name: events exported\n    source: select count(*) as records from big where event_time >= :partition_start and event_time < :partition_end\n    target: records\n', '\n'),
+      .replace(
+        '\nvalidation:\n  - name: events exported\n    source: select count(*) as records from big where event_time >= :partition_start and event_time < :partition_end\n    target: records\n',
+        '\n',
+      ),
   );
 });
 
 afterEach(() => {
   const fired = proxy.fired();
   proxy.reset();
-  expect(fired.every((n) => n > 0), `every armed fault fired: ${JSON.stringify(fired)}`).toBe(true);
+  expect(
+    fired.every((n) => n > 0),
+    `every armed fault fired: ${JSON.stringify(fired)}`,
+  ).toBe(true);
 });
 
 afterAll(async () => {
@@ -83,7 +93,9 @@ async function manifestOf(template: string, key: string): Promise<Manifest> {
 async function expectSettled(runId: string, template: string, keys: string[]): Promise<void> {
   const sqlite = new Database(ws.db, { readonly: true });
   try {
-    const rows = sqlite.prepare('select partition_key as key, status, rows_written as rows, checksum from partitions where run_id = ? order by seq').all(runId) as { key: string; status: string; rows: number; checksum: string }[];
+    const rows = sqlite
+      .prepare('select partition_key as key, status, rows_written as rows, checksum from partitions where run_id = ? order by seq')
+      .all(runId) as { key: string; status: string; rows: number; checksum: string }[];
     expect(rows.map((r) => r.key)).toEqual(keys);
     for (const row of rows) {
       const m = await manifestOf(template, row.key);
@@ -155,7 +167,11 @@ describe('SIGKILL, then resume', () => {
       proxy.arm({ method: 'PUT', url: /partNumber=2/, action: 'hold-before', onHold }),
     );
     expect(openUploads(inject('s3'), bucket)).toHaveLength(1);
-    expect(s3Ledger().filter((e) => e.kind === 'upload').map((e) => e.upload_id)).toEqual(openUploads(inject('s3'), bucket));
+    expect(
+      s3Ledger()
+        .filter((e) => e.kind === 'upload')
+        .map((e) => e.upload_id),
+    ).toEqual(openUploads(inject('s3'), bucket));
     const r = await runCli(ws, ['--resume', '--run-id', 'f-kill-mpu']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('2026-02-01T00: pending (rolled back at the interruption: no marker on the target)');
@@ -163,7 +179,9 @@ describe('SIGKILL, then resume', () => {
   });
 
   it('before the manifest lands: nothing was published, the resume writes it once', async () => {
-    await db.client.query(`update events set note = 'changed' where event_time >= '2026-01-20T02:00Z' and event_time < '2026-01-20T03:00Z'`);
+    await db.client.query(
+      `update events set note = 'changed' where event_time >= '2026-01-20T02:00Z' and event_time < '2026-01-20T03:00Z'`,
+    );
     const before = await manifestOf(RAW, '2026-01-20T02');
     await killWhen(['raw', '--from', '2026-01-20T00', '--to', '2026-01-20T03', '--run-id', 'f-kill-before'], (onHold) =>
       proxy.arm({ method: 'PUT', url: /_2026-01-20_02_complete/, action: 'hold-before', onHold }),
@@ -179,7 +197,9 @@ describe('SIGKILL, then resume', () => {
   });
 
   it('after the manifest lands: the resume finds it, publishes nothing twice and removes the earlier objects', async () => {
-    await db.client.query(`update events set note = 'changed again' where event_time >= '2026-01-20T01:00Z' and event_time < '2026-01-20T02:00Z'`);
+    await db.client.query(
+      `update events set note = 'changed again' where event_time >= '2026-01-20T01:00Z' and event_time < '2026-01-20T02:00Z'`,
+    );
     const before = await manifestOf(RAW, '2026-01-20T01');
     await killWhen(['raw', '--from', '2026-01-20T00', '--to', '2026-01-20T03', '--run-id', 'f-kill-after'], (onHold) =>
       proxy.arm({ method: 'PUT', url: /_2026-01-20_01_complete/, action: 'hold-after', onHold }),
@@ -188,7 +208,9 @@ describe('SIGKILL, then resume', () => {
     expect(landed.run_id).toBe('f-kill-after');
     // both publishes' objects are there until the resume cleans up
     const stem = stemOf(RAW, '2026-01-20T01');
-    expect((await listKeys(s3, bucket, stem)).filter((k) => !k.endsWith('_complete')).length).toBe(before.objects.length + landed.objects.length);
+    expect((await listKeys(s3, bucket, stem)).filter((k) => !k.endsWith('_complete')).length).toBe(
+      before.objects.length + landed.objects.length,
+    );
     const r = await runCli(ws, ['--resume', '--run-id', 'f-kill-after']);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(r.stdout).toContain('2026-01-20T01: published (committed before the interruption: marker found on the target)');

@@ -26,7 +26,13 @@ describe("the sandbox's S3 server", () => {
   it('serves unsigned requests, and starts again on the same port with the same objects', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
     const first = await startS3Server({ directory });
-    const connection = s3ConnectionSchema.parse({ kind: 's3', bucket: 'lake', endpoint: first.info.endpoint, force_path_style: true, no_sign_request: true });
+    const connection = s3ConnectionSchema.parse({
+      kind: 's3',
+      bucket: 'lake',
+      endpoint: first.info.endpoint,
+      force_path_style: true,
+      no_sign_request: true,
+    });
     const open = () => new S3Bucket('lake', createS3Client(s3Endpoint('lake', connection, {}), 4), 4);
     const lake = open();
     await lake.ensureBucket();
@@ -50,7 +56,11 @@ describe("the sandbox's S3 server", () => {
   it('ends by itself when the process that started it is SIGKILLed', async () => {
     const directory = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
     // A parent that starts the server and waits, as the sandbox supervisor does.
-    const parent = spawn('sh', ['-c', `"${process.execPath}" --openssl-legacy-provider "${s3rverScript()}" "${directory}" & echo "pid $!"; wait`], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const parent = spawn(
+      'sh',
+      ['-c', `"${process.execPath}" --openssl-legacy-provider "${s3rverScript()}" "${directory}" & echo "pid $!"; wait`],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    );
     const pid = await new Promise<number>((resolve) => {
       let out = '';
       parent.stdout.on('data', (d: Buffer) => {

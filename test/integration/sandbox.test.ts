@@ -47,7 +47,9 @@ async function load(id: number): Promise<void> {
   const r = await runCli(ws, sandbox('load', String(id)));
   expect(r.code, r.stdout + r.stderr).toBe(0);
   expect(r.stdout).toContain(`[Sandbox] scenario ${id} loaded`);
-  expect(r.stdout).toContain('The sandbox\'s lead signs off: run-backfill sign <request> --identity sandbox-lead (passphrase "sandbox-training-only"');
+  expect(r.stdout).toContain(
+    'The sandbox\'s lead signs off: run-backfill sign <request> --identity sandbox-lead (passphrase "sandbox-training-only"',
+  );
   const before = await runCli(ws, sandbox('check', String(id)));
   if (id !== 4 && id !== 3) {
     // Freshly loaded, nothing is fixed: the check says what is missing.
@@ -81,20 +83,43 @@ describe('training scenarios, driven to their end', () => {
 
   it('1. refund reasons: the whole manual checklist with a lead sign-off', async () => {
     await load(1);
-    const flags = ['refund-reason-daily', '--from', '2026-05-01', '--to', '2026-07-01', '--run-id', 'train-1', '--sleep-ms', '0', '--max-row-diff-ratio', '0.5'];
+    const flags = [
+      'refund-reason-daily',
+      '--from',
+      '2026-05-01',
+      '--to',
+      '2026-07-01',
+      '--run-id',
+      'train-1',
+      '--sleep-ms',
+      '0',
+      '--max-row-diff-ratio',
+      '0.5',
+    ];
     expect(await ok(['check', 'refund-reason-daily', '--from', '2026-05-01', '--to', '2026-07-01'])).toContain('Source sanity checks:');
     expect(await ok([...flags, '--dry-run'])).toContain('Automation tier: manual (billing data');
     expect((await runCli(ws, sandbox('check', '1'))).stdout).toContain('✗ evidence: snapshot backup: no snapshot taken for this run');
-    expect(await ok(['snapshot', 'refund-reason-daily', '--from', '2026-05-01', '--to', '2026-07-01', '--run-id', 'train-1'])).toContain('Snapshot of 61 partition(s)');
+    expect(await ok(['snapshot', 'refund-reason-daily', '--from', '2026-05-01', '--to', '2026-07-01', '--run-id', 'train-1'])).toContain(
+      'Snapshot of 61 partition(s)',
+    );
     // From another folder, as in the README: the workspace comes from BACKFILL_RUNBOOK_WORKSPACE.
-    const elsewhere = await runCli({ ...ws, dir: tmpdir() }, ['signoff', 'request', '--run-id', 'train-1', '--out', join(dir, 'train-1.request.json')]);
+    const elsewhere = await runCli({ ...ws, dir: tmpdir() }, [
+      'signoff',
+      'request',
+      '--run-id',
+      'train-1',
+      '--out',
+      join(dir, 'train-1.request.json'),
+    ]);
     expect(elsewhere.code, elsewhere.stdout + elsewhere.stderr).toBe(0);
     await signOff(ws, 'train-1', 'sandbox-lead');
     const run = await ok(flags);
     expect(run).toContain('Run train-1 succeeded: 61 published');
     await expectFixed(1);
     // A training run's note says so where nobody can miss it.
-    expect(await ok(['export', '--run-id', 'train-1', '--format', 'md'])).toMatch(/^# Incident note — backfill train-1 — SANDBOX TRAINING RUN, not production$/m);
+    expect(await ok(['export', '--run-id', 'train-1', '--format', 'md'])).toMatch(
+      /^# Incident note — backfill train-1 — SANDBOX TRAINING RUN, not production$/m,
+    );
   });
 
   it('2. 72 hours mis-aggregated', async () => {
@@ -110,7 +135,9 @@ describe('training scenarios, driven to their end', () => {
     await load(3);
     const before = await runCli(ws, sandbox('check', '3'));
     expect(before.code).toBe(1);
-    expect(before.stdout).toContain('✗ refined hour 18 holds each event exactly once: no published partition under s3://sandbox-lake/refined/event/dt=2026-07-14/hour=18/');
+    expect(before.stdout).toContain(
+      '✗ refined hour 18 holds each event exactly once: no published partition under s3://sandbox-lake/refined/event/dt=2026-07-14/hour=18/',
+    );
     expect(before.stdout).toContain('✓ the automated prefix was left alone: 44 objects');
     const range = ['--from', '2026-07-14T18', '--to', '2026-07-14T20'];
     // The job as shipped writes where the automated export writes: the prefix gate refuses.
@@ -118,7 +145,10 @@ describe('training scenarios, driven to their end', () => {
     expect(refused.code).toBe(4);
     expect(refused.stderr + refused.stdout).toContain('set target.path to "events-backfill/events-backfill_{date}_{hour}"');
     const jobFile = join(dir, 'jobs', 'raw-events-recover.yaml');
-    writeFileSync(jobFile, readFileSync(jobFile, 'utf8').replace('path: "events/events_{date}_{hour}"', 'path: "events-backfill/events-backfill_{date}_{hour}"'));
+    writeFileSync(
+      jobFile,
+      readFileSync(jobFile, 'utf8').replace('path: "events/events_{date}_{hour}"', 'path: "events-backfill/events-backfill_{date}_{hour}"'),
+    );
     expect(await ok(['raw-events-recover', ...range, '--run-id', 'train-3-raw'])).toContain('Reconciliation: 2 partition(s) agree');
     await ok(['raw-events-refined', ...range, '--run-id', 'train-3', '--dry-run']);
     expect(await ok(['raw-events-refined', ...range, '--run-id', 'train-3'])).toContain('Reconciliation: 2 partition(s) agree');
@@ -127,12 +157,20 @@ describe('training scenarios, driven to their end', () => {
     await expectFixed(3);
     // The mistake the check is for: silencing the gate by deleting the job's prefix lines, so
     // the recovered hour lands where the daily ETL will process it a second time.
-    writeFileSync(jobFile, readFileSync(jobFile, 'utf8').replace('path: "events-backfill/events-backfill_{date}_{hour}"', 'path: "events/events_{date}_{hour}"').replace('  prefix: "events/"\n', '').replace('  backfill_prefix: "events-backfill/"\n', ''));
+    writeFileSync(
+      jobFile,
+      readFileSync(jobFile, 'utf8')
+        .replace('path: "events-backfill/events-backfill_{date}_{hour}"', 'path: "events/events_{date}_{hour}"')
+        .replace('  prefix: "events/"\n', '')
+        .replace('  backfill_prefix: "events-backfill/"\n', ''),
+    );
     await ok(['raw-events-recover', '--from', '2026-07-14T18', '--to', '2026-07-14T19', '--run-id', 'train-3-stray']);
     const after = await runCli(ws, sandbox('check', '3'));
     expect(after.code).toBe(1);
     expect(after.stdout).toContain('✓ refined hour 19 holds each event exactly once: 120 events, none missing, none twice');
-    expect(after.stdout).toMatch(/✗ the automated prefix was left alone: 1 object\(s\) appeared \(events\/events_2026-07-14_18#0\.json\.gz\)|✗ the automated prefix was left alone: 2 object\(s\) appeared/);
+    expect(after.stdout).toMatch(
+      /✗ the automated prefix was left alone: 1 object\(s\) appeared \(events\/events_2026-07-14_18#0\.json\.gz\)|✗ the automated prefix was left alone: 2 object\(s\) appeared/,
+    );
   });
 
   it('4. a contaminated source: the gate stops the trainee', async () => {
@@ -164,7 +202,19 @@ describe('training scenarios, driven to their end', () => {
 
   it('6. production load: the run halts on lock waits instead of blocking a migration, then finishes', async () => {
     await load(6);
-    const flags = ['order-daily-mart', '--from', '2026-07-01', '--to', '2026-07-11', '--run-id', 'train-6', '--sleep-ms', '400', '--max-lock-wait-ms', '300'];
+    const flags = [
+      'order-daily-mart',
+      '--from',
+      '2026-07-01',
+      '--to',
+      '2026-07-11',
+      '--run-id',
+      'train-6',
+      '--sleep-ms',
+      '400',
+      '--max-lock-wait-ms',
+      '300',
+    ];
     await ok([...flags, '--dry-run']);
     await signOff(ws, 'train-6', 'sandbox-lead');
     const run = startCli(ws, flags);
@@ -190,7 +240,11 @@ describe('training scenarios, driven to their end', () => {
 describe('the app on the same sandbox', () => {
   it('uses the servers sandbox up started, and leaves them running when it quits', async () => {
     const before = serverProcesses();
-    const app = spawn(process.execPath, ['--import', 'tsx', 'test/e2e/harness/main.ts', '--sandbox', dir, '--db', join(dir, 'runbook.sqlite')], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    const app = spawn(
+      process.execPath,
+      ['--import', 'tsx', 'test/e2e/harness/main.ts', '--sandbox', dir, '--db', join(dir, 'runbook.sqlite')],
+      { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     const ready = await new Promise<string>((resolveReady, reject) => {
       app.stdout.once('data', (d: Buffer) => resolveReady(d.toString()));
       app.once('exit', (code) => reject(new Error(`the app exited with ${code} before it was ready`)));

@@ -52,16 +52,24 @@ describe('contaminated sources stop the gate before the first write (exit 4)', (
   const cases = [
     {
       name: 'nulls in a required column',
-      contaminate: [`alter table refunds alter column reason_code drop not null`, `update refunds set reason_code = null where refunded_at >= '2026-05-03' and refunded_at < '2026-05-04'`],
+      contaminate: [
+        `alter table refunds alter column reason_code drop not null`,
+        `update refunds set reason_code = null where refunded_at >= '2026-05-03' and refunded_at < '2026-05-04'`,
+      ],
       undo: [`update refunds set reason_code = 'OTHER' where reason_code is null`],
       expect: /source sanity check null_rate\(refunds\.reason_code\) failed: \d+ of \d+ rows have no reason_code/,
       job: 'refund-reason-daily',
     },
     {
       name: 'refunds before their payment',
-      contaminate: [`update orders set paid_at = paid_at + interval '30 days' where order_id in (select order_id from refunds where refunded_at >= '2026-05-05' and refunded_at < '2026-05-06' limit 3)`],
-      undo: [`update orders set paid_at = paid_at - interval '30 days' where paid_at >= '2026-06-01' and order_id in (select order_id from refunds where refunded_at >= '2026-05-05' and refunded_at < '2026-05-06')`],
-      expect: /source sanity check timestamp_order\(refund_timeline: paid_at ≤ refunded_at\) failed: 3 of \d+ rows have refunded_at before paid_at/,
+      contaminate: [
+        `update orders set paid_at = paid_at + interval '30 days' where order_id in (select order_id from refunds where refunded_at >= '2026-05-05' and refunded_at < '2026-05-06' limit 3)`,
+      ],
+      undo: [
+        `update orders set paid_at = paid_at - interval '30 days' where paid_at >= '2026-06-01' and order_id in (select order_id from refunds where refunded_at >= '2026-05-05' and refunded_at < '2026-05-06')`,
+      ],
+      expect:
+        /source sanity check timestamp_order\(refund_timeline: paid_at ≤ refunded_at\) failed: 3 of \d+ rows have refunded_at before paid_at/,
       job: 'refund-reason-daily',
     },
     {
@@ -72,8 +80,13 @@ describe('contaminated sources stop the gate before the first write (exit 4)', (
         `delete from refunds where order_id in (select order_id from orders_dropped)`,
         `delete from orders where paid_at >= '2026-05-09' and paid_at < '2026-05-10'`,
       ],
-      undo: [`insert into orders select * from orders_dropped`, `insert into refunds select * from refunds_dropped`, `drop table orders_dropped, refunds_dropped`],
-      expect: /source sanity check row_count_outlier\(orders\) failed: 1 outlier partition\(s\): 2026-05-09: 0 rows vs median 400 \(×0\.00\)/,
+      undo: [
+        `insert into orders select * from orders_dropped`,
+        `insert into refunds select * from refunds_dropped`,
+        `drop table orders_dropped, refunds_dropped`,
+      ],
+      expect:
+        /source sanity check row_count_outlier\(orders\) failed: 1 outlier partition\(s\): 2026-05-09: 0 rows vs median 400 \(×0\.00\)/,
       job: 'order-daily-mart',
     },
   ];

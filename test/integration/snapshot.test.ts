@@ -28,7 +28,9 @@ beforeAll(async () => {
   s3 = testS3Client(inject('s3'));
   bucket = await createTestBucket(s3, 'snapshots');
   ws = makeWorkspace('snapshot', { WAREHOUSE_PASSWORD: db.password, ...s3Env(inject('s3')) });
-  ws.writeConfig(mixedConfig({ warehouse: { url: db.url, passwordEnv: 'WAREHOUSE_PASSWORD' } }, { lake: { bucket, endpoint: inject('s3').endpoint } }));
+  ws.writeConfig(
+    mixedConfig({ warehouse: { url: db.url, passwordEnv: 'WAREHOUSE_PASSWORD' } }, { lake: { bucket, endpoint: inject('s3').endpoint } }),
+  );
   ws.writeJob('raw', exportJob('raw', { path: RAW, recordsPerObject: 40 }));
   ws.writeJob(
     'copy',
@@ -67,7 +69,13 @@ async function state(): Promise<Map<string, string>> {
 function evidenceKinds(): { kind: string; run: string | null; body: { runId?: string; target?: string } }[] {
   const sqlite = new Database(ws.db, { readonly: true });
   try {
-    return (sqlite.prepare(`select kind, run_id as run, body_json from evidence where kind in ('snapshot', 'restore') order by id`).all() as { kind: string; run: string | null; body_json: string }[]).map((r) => ({
+    return (
+      sqlite.prepare(`select kind, run_id as run, body_json from evidence where kind in ('snapshot', 'restore') order by id`).all() as {
+        kind: string;
+        run: string | null;
+        body_json: string;
+      }[]
+    ).map((r) => ({
       kind: r.kind,
       run: r.run,
       body: JSON.parse(r.body_json) as { runId?: string; target?: string },
@@ -85,13 +93,25 @@ describe('S3 target', () => {
     const range = ['--from', '2026-01-20T00', '--to', '2026-01-20T03'];
     const snap = await runCli(ws, ['snapshot', 'raw', ...range, '--run-id', 'raw-2', '--json']);
     expect(snap.code, snap.stderr).toBe(0);
-    const record = snap.stdout.split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; partitions?: { key: string; items: number }[]; location?: string }).find((l) => l.type === 'snapshot');
+    const record = snap.stdout
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { type: string; partitions?: { key: string; items: number }[]; location?: string })
+      .find((l) => l.type === 'snapshot');
     expect(record?.location).toBe(`s3://${bucket}/_snapshots/raw-2/`);
     // 3 objects and the manifest per published hour; hour 02 has nothing yet
-    expect(record?.partitions?.map((p) => [p.key, p.items])).toEqual([['2026-01-20T00', 4], ['2026-01-20T01', 4], ['2026-01-20T02', 0]]);
+    expect(record?.partitions?.map((p) => [p.key, p.items])).toEqual([
+      ['2026-01-20T00', 4],
+      ['2026-01-20T01', 4],
+      ['2026-01-20T02', 0],
+    ]);
     const copies = await listKeys(s3, bucket, '_snapshots/raw-2/');
     expect(copies.filter((k) => !k.includes('/_manifests/'))).toEqual([...before.keys()].map((k) => `_snapshots/raw-2/${k}`).sort());
-    expect(copies.filter((k) => k.includes('/_manifests/'))).toEqual(['_snapshots/raw-2/_manifests/2026-01-20T00.json', '_snapshots/raw-2/_manifests/2026-01-20T01.json', '_snapshots/raw-2/_manifests/2026-01-20T02.json']);
+    expect(copies.filter((k) => k.includes('/_manifests/'))).toEqual([
+      '_snapshots/raw-2/_manifests/2026-01-20T00.json',
+      '_snapshots/raw-2/_manifests/2026-01-20T01.json',
+      '_snapshots/raw-2/_manifests/2026-01-20T02.json',
+    ]);
 
     await db.client.query(`update events set note = 'rewritten' where event_time < '2026-01-20T03:00Z'`);
     const run = await runCli(ws, ['raw', ...range, '--run-id', 'raw-2']);
@@ -118,7 +138,9 @@ describe('S3 target', () => {
     expect(await hour1()).toBe(after);
     const bad = await runCli(ws, ['restore', '--run-id', 'raw-2', '--partition', '2026-01-21T00']);
     expect(bad.code).toBe(2);
-    expect(bad.stderr).toContain('the snapshot of run raw-2 has no partition "2026-01-21T00"; it has: 2026-01-20T00, 2026-01-20T01, 2026-01-20T02');
+    expect(bad.stderr).toContain(
+      'the snapshot of run raw-2 has no partition "2026-01-21T00"; it has: 2026-01-20T00, 2026-01-20T01, 2026-01-20T02',
+    );
     const none = await runCli(ws, ['restore', '--run-id', 'never-snapshotted']);
     expect(none.code).toBe(2);
     expect(none.stderr).toContain('no snapshot on record for run "never-snapshotted"');
@@ -128,17 +150,26 @@ describe('S3 target', () => {
 describe('Postgres target', () => {
   it('snapshots rows with count and checksum, and restores rows and marker exactly', async () => {
     const range = ['--from', '2026-01-20T00', '--to', '2026-01-20T03'];
-    await db.client.query(`insert into events_copy select event_id, user_id, 'stale', event_time, amount, note, props from events where event_time < '2026-01-20T02:00Z'`);
+    await db.client.query(
+      `insert into events_copy select event_id, user_id, 'stale', event_time, amount, note, props from events where event_time < '2026-01-20T02:00Z'`,
+    );
     const first = await runCli(ws, ['copy', '--from', '2026-01-20T00', '--to', '2026-01-20T01', '--run-id', 'copy-1']);
     expect(first.code, first.stderr).toBe(0);
     const md5 = () => eventsMd5(db.client, 'events_copy', '2026-01-20T00:00Z', '2026-01-20T03:00Z');
-    const marks = async (): Promise<unknown[]> => (await db.client.query<Record<string, unknown>>(`select partition_key, run_id, rows_written::int from backfill_runbook.partition_marks where target_table = 'public.events_copy' order by 1`)).rows;
+    const marks = async (): Promise<unknown[]> =>
+      (
+        await db.client.query<Record<string, unknown>>(
+          `select partition_key, run_id, rows_written::int from backfill_runbook.partition_marks where target_table = 'public.events_copy' order by 1`,
+        )
+      ).rows;
     const [beforeRows, beforeMarks] = [await md5(), await marks()];
 
     const snap = await runCli(ws, ['snapshot', 'copy', ...range, '--run-id', 'copy-2']);
     expect(snap.code, snap.stderr).toBe(0);
     expect(snap.stdout).toMatch(/2026-01-20T00\s+90\s+md5:[0-9a-f]{32}/);
-    const saved = await db.client.query(`select partition_key, rows::int, (mark->>'run_id') as mark from backfill_runbook_snapshots.snapshots where run_id = 'copy-2' order by 1`);
+    const saved = await db.client.query(
+      `select partition_key, rows::int, (mark->>'run_id') as mark from backfill_runbook_snapshots.snapshots where run_id = 'copy-2' order by 1`,
+    );
     expect(saved.rows).toEqual([
       { partition_key: '2026-01-20T00', rows: 90, mark: 'copy-1' },
       { partition_key: '2026-01-20T01', rows: 90, mark: null },

@@ -54,20 +54,29 @@ afterAll(async () => {
 
 function ledger(runId: string): Record<string, number> {
   const sqlite = new Database(ws.db, { readonly: true });
-  const rows = sqlite.prepare(`select status, count(*) as n from partitions where run_id = ? group by status`).all(runId) as { status: string; n: number }[];
+  const rows = sqlite.prepare(`select status, count(*) as n from partitions where run_id = ? group by status`).all(runId) as {
+    status: string;
+    n: number;
+  }[];
   sqlite.close();
   return Object.fromEntries(rows.map((r) => [r.status, r.n]));
 }
 
 function runStatus(runId: string): { status: string; halt_reason: string | null } {
   const sqlite = new Database(ws.db, { readonly: true });
-  const row = sqlite.prepare(`select status, halt_reason from runs where run_id = ?`).get(runId) as { status: string; halt_reason: string | null };
+  const row = sqlite.prepare(`select status, halt_reason from runs where run_id = ?`).get(runId) as {
+    status: string;
+    halt_reason: string | null;
+  };
   sqlite.close();
   return row;
 }
 
 async function partitionSum(day: string): Promise<string> {
-  const r = await db.client.query<{ s: string }>(`select coalesce(sum(orders), 0)::text as s from mart.mart_order_daily where order_date = $1`, [day]);
+  const r = await db.client.query<{ s: string }>(
+    `select coalesce(sum(orders), 0)::text as s from mart.mart_order_daily where order_date = $1`,
+    [day],
+  );
   return r.rows[0]?.s ?? '';
 }
 
@@ -101,7 +110,17 @@ describe('stop conditions', () => {
     const corrupted = await partitionSum('2026-05-02');
     // Three seconds per partition: the panic file appears while partition 2 is being written,
     // and the monitor (every second) must roll that partition back.
-    const { child, done } = startCli(ws, ['slower-orders', '--from', '2026-05-01', '--to', '2026-05-05', '--run-id', 'panic-1', '--panic-file', panic]);
+    const { child, done } = startCli(ws, [
+      'slower-orders',
+      '--from',
+      '2026-05-01',
+      '--to',
+      '2026-05-05',
+      '--run-id',
+      'panic-1',
+      '--panic-file',
+      panic,
+    ]);
     await waitForOutput(child, '2026-05-01: published');
     await new Promise((res) => setTimeout(res, 300));
     writeFileSync(panic, 'stop\n');
@@ -129,7 +148,9 @@ describe('stop conditions', () => {
     const before = await partitionSum('2026-06-03');
     const r = await runCli(ws, args);
     expect(r.code, r.stderr).toBe(3);
-    expect(r.stdout).toMatch(/row difference: partition 2026-06-03 wrote \d+ rows but the dry run expected \d+ \(diff ratio 0\.\d+ > 0\.1\)/);
+    expect(r.stdout).toMatch(
+      /row difference: partition 2026-06-03 wrote \d+ rows but the dry run expected \d+ \(diff ratio 0\.\d+ > 0\.1\)/,
+    );
     expect(ledger('diff-1')).toEqual({ published: 2, pending: 2 });
     expect(await partitionSum('2026-06-03')).toBe(before);
     await db.client.query(`delete from orders where order_id > 900000000`);
@@ -140,7 +161,17 @@ describe('stop conditions', () => {
     const reader: pg.Client = await adminClient(inject('pgA'), db.name);
     await holder.query('begin');
     await holder.query('lock table mart.mart_order_daily in share mode');
-    const { done } = startCli(ws, ['orders', '--from', '2026-05-10', '--to', '2026-05-12', '--run-id', 'lock-1', '--max-lock-wait-ms', '200']);
+    const { done } = startCli(ws, [
+      'orders',
+      '--from',
+      '2026-05-10',
+      '--to',
+      '2026-05-12',
+      '--run-id',
+      'lock-1',
+      '--max-lock-wait-ms',
+      '200',
+    ]);
     // While the executor waits for its lock, plain readers still read.
     await reader.query(`set statement_timeout = 1000`);
     for (let i = 0; i < 5; i++) {
@@ -150,7 +181,9 @@ describe('stop conditions', () => {
     }
     const r = await done;
     expect(r.code, r.stderr).toBe(3);
-    expect(r.stdout).toMatch(/lock wait: partition 2026-05-10 could not lock mart\.mart_order_daily on warehouse within lock_timeout after \d attempt\(s\)/);
+    expect(r.stdout).toMatch(
+      /lock wait: partition 2026-05-10 could not lock mart\.mart_order_daily on warehouse within lock_timeout after \d attempt\(s\)/,
+    );
     expect(ledger('lock-1')).toEqual({ pending: 2 });
     await holder.query('commit');
     const resumed = await runCli(ws, ['--resume', '--run-id', 'lock-1']);
@@ -158,9 +191,19 @@ describe('stop conditions', () => {
     await Promise.all([holder.end(), reader.end()]);
   });
 
-  it('a session queued behind the backfill\'s locks halts the run and gets its lock', async () => {
+  it("a session queued behind the backfill's locks halts the run and gets its lock", async () => {
     const ddl: pg.Client = await adminClient(inject('pgA'), db.name);
-    const { child, done } = startCli(ws, ['slower-orders', '--from', '2026-05-20', '--to', '2026-05-23', '--run-id', 'waiters-1', '--max-lock-wait-ms', '300']);
+    const { child, done } = startCli(ws, [
+      'slower-orders',
+      '--from',
+      '2026-05-20',
+      '--to',
+      '2026-05-23',
+      '--run-id',
+      'waiters-1',
+      '--max-lock-wait-ms',
+      '300',
+    ]);
     await waitForOutput(child, 'Starting run');
     await new Promise((res) => setTimeout(res, 300)); // inside the first partition's transaction
     const started = Date.now();
@@ -180,7 +223,17 @@ describe('stop conditions', () => {
 
 describe('operators', () => {
   it('retunes a running backfill without restarting it', async () => {
-    const { child, done } = startCli(ws, ['orders', '--from', '2026-07-01', '--to', '2026-07-09', '--run-id', 'tune-1', '--sleep-ms', '5000']);
+    const { child, done } = startCli(ws, [
+      'orders',
+      '--from',
+      '2026-07-01',
+      '--to',
+      '2026-07-09',
+      '--run-id',
+      'tune-1',
+      '--sleep-ms',
+      '5000',
+    ]);
     await waitForOutput(child, '2026-07-01: published');
     const started = Date.now();
     const tuned = await runCli(ws, ['tune', '--run-id', 'tune-1', '--sleep-ms', '0', '--concurrency', '2']);
@@ -221,6 +274,8 @@ describe('operators', () => {
     expect(existsSync(ws.db)).toBe(true);
     // The run's metrics afterwards: two operator stops, a clean reconciliation.
     const status = await runCli(ws, ['status', '--run-id', 'int-1']);
-    expect(status.stdout).toMatch(/metrics: [\d,]+ rows\/min over [\d.]+ s active · checkpoint age \d+ s · stops 2 · duplicate keys 0 · validation diff ratio 0\.000000/);
+    expect(status.stdout).toMatch(
+      /metrics: [\d,]+ rows\/min over [\d.]+ s active · checkpoint age \d+ s · stops 2 · duplicate keys 0 · validation diff ratio 0\.000000/,
+    );
   });
 });

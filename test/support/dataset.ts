@@ -120,7 +120,12 @@ export async function seedOrders(client: pg.Client, opts: SeedOptions): Promise<
   await copyRows(client, 'copy orders from stdin', [o.id, o.customer, o.paidAt, o.amount, o.status]);
   await copyRows(client, 'copy refunds from stdin', [r.id, r.order, r.at, r.amount, r.reason]);
   await client.query(`${KEYS_DDL} analyze orders; analyze refunds;`);
-  return { orders: o.id.length, refunds: r.id.length, from: opts.from, to: new Date(start + opts.days * DAY_MS).toISOString().slice(0, 10) };
+  return {
+    orders: o.id.length,
+    refunds: r.id.length,
+    from: opts.from,
+    to: new Date(start + opts.days * DAY_MS).toISOString().slice(0, 10),
+  };
 }
 
 async function copyRows(client: pg.Client, sql: string, columns: readonly (readonly (string | number)[])[]): Promise<void> {

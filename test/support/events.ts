@@ -7,7 +7,11 @@ import type pg from 'pg';
 export const PROJECT = 'proj-4821';
 
 /** `hours` hours of events from `from` (UTC), about `perHour` each, deterministic for a seed. */
-export async function seedEvents(client: pg.Client, table: string, opts: { from: string; hours: number; perHour: number; seed: number }): Promise<number> {
+export async function seedEvents(
+  client: pg.Client,
+  table: string,
+  opts: { from: string; hours: number; perHour: number; seed: number },
+): Promise<number> {
   await client.query(`create table ${table} (
     event_id bigint not null, user_id int, event_type text not null, event_time timestamptz not null,
     amount numeric(12,2), note text, props jsonb, primary key (event_id))`);
@@ -41,7 +45,10 @@ classification:
 ${extra}`;
 
 /** Postgres events → S3 JSON Lines (gzip) under `path`. */
-export function exportJob(name: string, opts: { path: string; prefix?: string; backfillPrefix?: string; recordsPerObject?: number; gzip?: boolean; table?: string }): string {
+export function exportJob(
+  name: string,
+  opts: { path: string; prefix?: string; backfillPrefix?: string; recordsPerObject?: number; gzip?: boolean; table?: string },
+): string {
   return `${common(name)}source:
   connection: warehouse
   query: |

@@ -24,7 +24,8 @@ export interface SignedRun {
 
 export async function cli(ws: Workspace, args: string[], expectCode = 0): Promise<CliResult> {
   const r = await runCli(ws, args);
-  if (r.code !== expectCode) throw new Error(`run-backfill ${args.join(' ')} exited ${r.code}, expected ${expectCode}:\n${r.stdout}\n${r.stderr}`);
+  if (r.code !== expectCode)
+    throw new Error(`run-backfill ${args.join(' ')} exited ${r.code}, expected ${expectCode}:\n${r.stdout}\n${r.stderr}`);
   return r;
 }
 
@@ -43,9 +44,36 @@ export async function signedRun(prefix: string, runId = 'bf-ev-1'): Promise<Sign
   await ensureIdentity(ws, 'alice', 'lead');
   await ensureIdentity(ws, 'bob', 'operator');
   await cli(ws, ['order-daily-mart', ...RANGE, '--run-id', runId, '--reason', 'refund mapping bug', '--dry-run']);
-  await cli(ws, ['signoff', 'import', await signRequest(ws, await requestSignoff(ws, runId), 'alice', 'impact checked: 5 days of billing data')]);
-  await cli(ws, ['order-daily-mart', ...RANGE, '--run-id', runId, '--reason', 'refund mapping bug', '--operator', 'bob', '--passphrase-env', 'BACKFILL_TEST_PASSPHRASE']);
+  await cli(ws, [
+    'signoff',
+    'import',
+    await signRequest(ws, await requestSignoff(ws, runId), 'alice', 'impact checked: 5 days of billing data'),
+  ]);
+  await cli(ws, [
+    'order-daily-mart',
+    ...RANGE,
+    '--run-id',
+    runId,
+    '--reason',
+    'refund mapping bug',
+    '--operator',
+    'bob',
+    '--passphrase-env',
+    'BACKFILL_TEST_PASSPHRASE',
+  ]);
   const bundleFile = join(ws.dir, `${runId}.json`);
-  await cli(ws, ['export', '--run-id', runId, '--format', 'json', '--out', bundleFile, '--identity', 'bob', '--passphrase-env', 'BACKFILL_TEST_PASSPHRASE']);
+  await cli(ws, [
+    'export',
+    '--run-id',
+    runId,
+    '--format',
+    'json',
+    '--out',
+    bundleFile,
+    '--identity',
+    'bob',
+    '--passphrase-env',
+    'BACKFILL_TEST_PASSPHRASE',
+  ]);
   return { db, ws, runId, bundleFile, bundle: JSON.parse(readFileSync(bundleFile, 'utf8')) as Record<string, unknown> };
 }

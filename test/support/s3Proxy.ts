@@ -48,7 +48,9 @@ export async function startS3Proxy(upstream: string): Promise<S3Proxy> {
   const server = http.createServer((req, res) => {
     const line = `${req.method ?? ''} ${req.url ?? ''}`;
     log.push(line);
-    const fault = faults.find((f) => (f.method === undefined || f.method === req.method) && f.url.test(req.url ?? '') && f.count < (f.times ?? 1));
+    const fault = faults.find(
+      (f) => (f.method === undefined || f.method === req.method) && f.url.test(req.url ?? '') && f.count < (f.times ?? 1),
+    );
     if (fault) {
       fault.seen += 1;
       if (fault.seen > (fault.skip ?? 0)) {
@@ -65,30 +67,33 @@ export async function startS3Proxy(upstream: string): Promise<S3Proxy> {
   });
 
   function forward(req: http.IncomingMessage, res: http.ServerResponse, hold?: () => void, cutHalfway = false): void {
-    const up = http.request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers }, (upRes) => {
-      if (hold) {
-        upRes.resume(); // the server has applied it; the client never hears
-        upRes.on('end', hold);
-        return;
-      }
-      res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-      if (cutHalfway) {
-        const length = Number(upRes.headers['content-length'] ?? 0);
-        let sent = 0;
-        upRes.on('data', (chunk: Buffer) => {
-          if (sent + chunk.length >= length / 2) {
-            // headers and half the body reach the client; then the connection drops
-            res.write(chunk.subarray(0, Math.max(1, Math.floor(length / 2) - sent)), () => setTimeout(() => res.socket?.destroy(), 30));
-            upRes.destroy();
-            return;
-          }
-          sent += chunk.length;
-          res.write(chunk);
-        });
-        return;
-      }
-      upRes.pipe(res);
-    });
+    const up = http.request(
+      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers: req.headers },
+      (upRes) => {
+        if (hold) {
+          upRes.resume(); // the server has applied it; the client never hears
+          upRes.on('end', hold);
+          return;
+        }
+        res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+        if (cutHalfway) {
+          const length = Number(upRes.headers['content-length'] ?? 0);
+          let sent = 0;
+          upRes.on('data', (chunk: Buffer) => {
+            if (sent + chunk.length >= length / 2) {
+              // headers and half the body reach the client; then the connection drops
+              res.write(chunk.subarray(0, Math.max(1, Math.floor(length / 2) - sent)), () => setTimeout(() => res.socket?.destroy(), 30));
+              upRes.destroy();
+              return;
+            }
+            sent += chunk.length;
+            res.write(chunk);
+          });
+          return;
+        }
+        upRes.pipe(res);
+      },
+    );
     up.on('error', () => res.destroy());
     req.pipe(up);
   }
@@ -101,7 +106,9 @@ export async function startS3Proxy(upstream: string): Promise<S3Proxy> {
         req.resume();
         req.on('end', () => {
           res.writeHead(e.status, { 'content-type': 'application/xml', 'x-amz-request-id': 'fault' });
-          res.end(`<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${e.code}</Code><Message>${e.message}</Message><RequestId>fault</RequestId></Error>`);
+          res.end(
+            `<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>${e.code}</Code><Message>${e.message}</Message><RequestId>fault</RequestId></Error>`,
+          );
         });
         return;
       }

@@ -64,7 +64,9 @@ export function runCli(ws: Workspace, args: string[]): Promise<CliResult> {
 }
 
 /** The DESIGN §4 example job, pointed at a test database. */
-export function orderMartJob(opts: { name?: string; table?: string; mode?: string; source?: string; target?: string; billing?: boolean; extra?: string } = {}): string {
+export function orderMartJob(
+  opts: { name?: string; table?: string; mode?: string; source?: string; target?: string; billing?: boolean; extra?: string } = {},
+): string {
   const table = opts.table ?? 'mart.mart_order_daily';
   return `name: ${opts.name ?? 'order-daily-mart'}
 unit: day
@@ -99,6 +101,8 @@ ${opts.extra ?? ''}`;
 
 export function pgConfig(connections: Record<string, { url: string; passwordEnv: string }>): string {
   return `connections:\n${Object.entries(connections)
-    .map(([name, c]) => `  ${name}:\n    kind: postgres\n    url: ${c.url}\n    password_env: ${c.passwordEnv}\n    lock_timeout_ms: 2000\n`)
+    .map(
+      ([name, c]) => `  ${name}:\n    kind: postgres\n    url: ${c.url}\n    password_env: ${c.passwordEnv}\n    lock_timeout_ms: 2000\n`,
+    )
     .join('')}`;
 }

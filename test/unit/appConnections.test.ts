@@ -24,7 +24,19 @@ const box = (backend: SecretBox['backend']): SecretBox => ({
 
 const workspace: Workspace = {
   info: { label: 'w', kind: 'folder', dir: '/w', dbFile: ':memory:', jobsDir: '/w/jobs', configFile: '/w/backfill.config.yaml' },
-  config: { connections: { warehouse: { kind: 'postgres', url: 'postgres://app@db/w', password_env: 'WAREHOUSE_PASSWORD', statement_timeout_ms: 1, lock_timeout_ms: 1, connect_timeout_ms: 1 } }, sandbox: false },
+  config: {
+    connections: {
+      warehouse: {
+        kind: 'postgres',
+        url: 'postgres://app@db/w',
+        password_env: 'WAREHOUSE_PASSWORD',
+        statement_timeout_ms: 1,
+        lock_timeout_ms: 1,
+        connect_timeout_ms: 1,
+      },
+    },
+    sandbox: false,
+  },
   stop: () => Promise.resolve(),
 };
 
@@ -34,13 +46,22 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
-const make = (backend: SecretBox['backend'] = 'os', env: NodeJS.ProcessEnv = {}) => createConnections({ workspace, store, secrets: box(backend), actor: 'ann@host', env });
-const storedText = () => JSON.stringify(store.db.prepare('SELECT * FROM connections').all()) + JSON.stringify(store.db.prepare("SELECT detail_json FROM audit_log WHERE entity = 'connection'").all());
+const make = (backend: SecretBox['backend'] = 'os', env: NodeJS.ProcessEnv = {}) =>
+  createConnections({ workspace, store, secrets: box(backend), actor: 'ann@host', env });
+const storedText = () =>
+  JSON.stringify(store.db.prepare('SELECT * FROM connections').all()) +
+  JSON.stringify(store.db.prepare("SELECT detail_json FROM audit_log WHERE entity = 'connection'").all());
 
 describe('app connections', () => {
   it('saves the password encrypted, says so, and never returns it', () => {
     const c = make('os');
-    const saved = c.save({ name: 'lake', url: 'postgres://etl@lake:5432/raw', password: PASSWORD, remember: 'save', acceptPlainText: false });
+    const saved = c.save({
+      name: 'lake',
+      url: 'postgres://etl@lake:5432/raw',
+      password: PASSWORD,
+      remember: 'save',
+      acceptPlainText: false,
+    });
     expect(saved).toEqual({ name: 'lake', kind: 'postgres', location: 'postgres://etl@lake:5432/raw', source: 'app', password: 'saved' });
     expect(storedText()).not.toContain(PASSWORD);
     expect(store.db.prepare('SELECT secret_backend FROM connections').pluck().get()).toBe('os');
@@ -61,22 +82,38 @@ describe('app connections', () => {
 
   it('with only a plain-text backend, asks before saving; "this session only" keeps it out of SQLite', () => {
     const c = make('plain-text');
-    expect(() => c.save({ name: 'lake', url: 'postgres://etl@lake/raw', password: PASSWORD, remember: 'save', acceptPlainText: false })).toThrow(
-      'this system offers no keychain: a saved password would be encrypted with a key anyone who can read your files can use',
-    );
+    expect(() =>
+      c.save({ name: 'lake', url: 'postgres://etl@lake/raw', password: PASSWORD, remember: 'save', acceptPlainText: false }),
+    ).toThrow('this system offers no keychain: a saved password would be encrypted with a key anyone who can read your files can use');
     expect(store.db.prepare('SELECT count(*) FROM connections').pluck().get()).toBe(0);
-    expect(c.save({ name: 'lake', url: 'postgres://etl@lake/raw', password: PASSWORD, remember: 'session', acceptPlainText: false }).password).toBe('session');
+    expect(
+      c.save({ name: 'lake', url: 'postgres://etl@lake/raw', password: PASSWORD, remember: 'session', acceptPlainText: false }).password,
+    ).toBe('session');
     expect(store.db.prepare('SELECT secret_ciphertext FROM connections').pluck().get()).toBeNull();
     expect(c.effective().env['backfill-app-secret:lake']).toBe(PASSWORD);
     expect(make('plain-text').effective().env['backfill-app-secret:lake']).toBeUndefined(); // gone after a restart
-    expect(c.save({ name: 'lake', url: 'postgres://etl@lake/raw', password: PASSWORD, remember: 'save', acceptPlainText: true }).password).toBe('saved');
+    expect(
+      c.save({ name: 'lake', url: 'postgres://etl@lake/raw', password: PASSWORD, remember: 'save', acceptPlainText: true }).password,
+    ).toBe('saved');
     expect(store.db.prepare('SELECT secret_backend FROM connections').pluck().get()).toBe('plain-text');
   });
 
   it.each<[string, Parameters<ReturnType<typeof make>['save']>[0], string]>([
-    ['a password in the URL', { name: 'x', url: 'postgres://etl:hunter2@lake/raw', remember: 'save', acceptPlainText: false }, 'url: contains a password ("postgres://etl:***@lake/raw"): remove it and set password_env to the name of an environment variable that holds it'],
-    ['not a postgres URL', { name: 'x', url: 'mysql://lake/raw', remember: 'save', acceptPlainText: false }, 'url: must start with postgres:// or postgresql://, got "mysql://lake/raw"'],
-    ['a name the config file already uses', { name: 'warehouse', url: 'postgres://a@b/c', remember: 'save', acceptPlainText: false }, 'connection "warehouse" is defined in /w/backfill.config.yaml: change it there, or pick another name'],
+    [
+      'a password in the URL',
+      { name: 'x', url: 'postgres://etl:hunter2@lake/raw', remember: 'save', acceptPlainText: false },
+      'url: contains a password ("postgres://etl:***@lake/raw"): remove it and set password_env to the name of an environment variable that holds it',
+    ],
+    [
+      'not a postgres URL',
+      { name: 'x', url: 'mysql://lake/raw', remember: 'save', acceptPlainText: false },
+      'url: must start with postgres:// or postgresql://, got "mysql://lake/raw"',
+    ],
+    [
+      'a name the config file already uses',
+      { name: 'warehouse', url: 'postgres://a@b/c', remember: 'save', acceptPlainText: false },
+      'connection "warehouse" is defined in /w/backfill.config.yaml: change it there, or pick another name',
+    ],
   ])('refuses %s', (_what, input, message) => {
     expect(() => make().save(input)).toThrow(message);
   });

@@ -5,18 +5,34 @@ import { jobSchema, planSchema } from '../../shared/schemas.ts';
 
 describe('canonicalJson (RFC 8785)', () => {
   const cases: { name: string; value: unknown; json: string }[] = [
-    { name: 'keys sorted, no whitespace', value: { b: 1, a: [true, null, 'x'], c: { z: 0, y: -0 } }, json: '{"a":[true,null,"x"],"b":1,"c":{"y":0,"z":0}}' },
+    {
+      name: 'keys sorted, no whitespace',
+      value: { b: 1, a: [true, null, 'x'], c: { z: 0, y: -0 } },
+      json: '{"a":[true,null,"x"],"b":1,"c":{"y":0,"z":0}}',
+    },
     {
       // RFC 8785 §3.2.2 example
       name: 'numbers and strings as ECMAScript prints them',
-      // eslint-disable-next-line no-loss-of-precision -- the RFC's own input, rounded on purpose
-      value: { numbers: [333333333.33333329, 1e30, 4.5, 2e-3, 0.000000000000000000000000001], string: '\u20ac$\u000F\u000aA\'\u0042\u0022\u005c\\"/', literals: [null, true, false] },
+      value: {
+        // eslint-disable-next-line no-loss-of-precision -- the RFC's own input, rounded on purpose
+        numbers: [333333333.33333329, 1e30, 4.5, 2e-3, 0.000000000000000000000000001],
+        string: '\u20ac$\u000F\u000aA\'\u0042\u0022\u005c\\"/',
+        literals: [null, true, false],
+      },
       json: '{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\\u000f\\nA\'B\\"\\\\\\\\\\"/"}',
     },
     {
       // RFC 8785 §3.2.3: keys sorted by UTF-16 code units, not code points
       name: 'keys sorted by UTF-16 code units',
-      value: { '\u20ac': 'Euro Sign', '\r': 'Carriage Return', '\ufb33': 'Hebrew Letter Dalet With Dagesh', '1': 'One', '\ud83d\ude00': 'Emoji: Grinning Face', '\u0080': 'Control', '\u00f6': 'Latin Small Letter O With Diaeresis' },
+      value: {
+        '\u20ac': 'Euro Sign',
+        '\r': 'Carriage Return',
+        '\ufb33': 'Hebrew Letter Dalet With Dagesh',
+        '1': 'One',
+        '\ud83d\ude00': 'Emoji: Grinning Face',
+        '\u0080': 'Control',
+        '\u00f6': 'Latin Small Letter O With Diaeresis',
+      },
       json: '{"\\r":"Carriage Return","1":"One","\u0080":"Control","ö":"Latin Small Letter O With Diaeresis","€":"Euro Sign","😀":"Emoji: Grinning Face","דּ":"Hebrew Letter Dalet With Dagesh"}',
     },
     { name: 'undefined properties are left out, as in JSON', value: { a: 1, owner: undefined }, json: '{"a":1}' },
@@ -29,13 +45,21 @@ describe('canonicalJson (RFC 8785)', () => {
 
   const refused: { name: string; value: unknown; message: string }[] = [
     { name: 'undefined', value: undefined, message: 'canonicalJson: $ is undefined, which JSON cannot represent' },
-    { name: 'undefined in a list', value: { a: [1, undefined] }, message: 'canonicalJson: $.a[1] is undefined, which JSON cannot represent' },
+    {
+      name: 'undefined in a list',
+      value: { a: [1, undefined] },
+      message: 'canonicalJson: $.a[1] is undefined, which JSON cannot represent',
+    },
     { name: 'NaN', value: { stop: { ratio: Number.NaN } }, message: 'canonicalJson: $.stop.ratio is NaN, which JSON cannot represent' },
     { name: 'Infinity', value: [Infinity], message: 'canonicalJson: $[0] is Infinity, which JSON cannot represent' },
     { name: 'a function', value: { f: () => 1 }, message: 'canonicalJson: $.f is a function, which JSON cannot represent' },
     { name: 'a bigint', value: { n: 10n }, message: 'canonicalJson: $.n is a bigint, which JSON cannot represent' },
     { name: 'a symbol', value: { s: Symbol('x') }, message: 'canonicalJson: $.s is a symbol, which JSON cannot represent' },
-    { name: 'a Date', value: { at: new Date(0) }, message: 'canonicalJson: $.at is a Date, not a plain object: convert it to JSON values first' },
+    {
+      name: 'a Date',
+      value: { at: new Date(0) },
+      message: 'canonicalJson: $.at is a Date, not a plain object: convert it to JSON values first',
+    },
     { name: 'a Map', value: { m: new Map() }, message: 'canonicalJson: $.m is a Map, not a plain object: convert it to JSON values first' },
   ];
   it.each(refused)('refuses $name', ({ value, message }) => {
@@ -58,7 +82,12 @@ describe('hashes', () => {
     expect(sha256Hex(Buffer.from('abc'))).toBe(sha256Hex('abc'));
   });
 
-  const plan = { request_id: 'bf-1', job: 'order-daily-mart', range: { from: '2026-05-01', to: '2026-07-01' }, write_mode: 'overwrite-partition' } as const;
+  const plan = {
+    request_id: 'bf-1',
+    job: 'order-daily-mart',
+    range: { from: '2026-05-01', to: '2026-07-01' },
+    write_mode: 'overwrite-partition',
+  } as const;
 
   it('a plan hashes its canonical JSON after defaults', () => {
     const parsed = planSchema.parse(plan);
@@ -69,8 +98,19 @@ describe('hashes', () => {
   });
 
   it('an omitted default, an explicit default, key order and undefined optionals hash the same', () => {
-    const explicit = planSchema.parse({ ...plan, reason: '', throttle: { concurrency: 1, sleep_ms: 0 }, stop: { max_consecutive_failures: 3 }, owner: undefined });
-    const reordered = planSchema.parse({ write_mode: plan.write_mode, range: { to: '2026-07-01', from: '2026-05-01' }, job: plan.job, request_id: plan.request_id });
+    const explicit = planSchema.parse({
+      ...plan,
+      reason: '',
+      throttle: { concurrency: 1, sleep_ms: 0 },
+      stop: { max_consecutive_failures: 3 },
+      owner: undefined,
+    });
+    const reordered = planSchema.parse({
+      write_mode: plan.write_mode,
+      range: { to: '2026-07-01', from: '2026-05-01' },
+      job: plan.job,
+      request_id: plan.request_id,
+    });
     expect(planHash(explicit)).toBe(planHash(planSchema.parse(plan)));
     expect(planHash(reordered)).toBe(planHash(planSchema.parse(plan)));
   });
@@ -90,7 +130,9 @@ describe('hashes', () => {
 
   it('a job hashes after defaults too', () => {
     const job = {
-      name: 'j', unit: 'day', write_mode: 'upsert',
+      name: 'j',
+      unit: 'day',
+      write_mode: 'upsert',
       source: { connection: 'w', query: 'select 1' },
       target: { connection: 'w', table: 't', partition_column: 'd' },
     } as const;

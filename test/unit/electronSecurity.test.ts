@@ -193,19 +193,29 @@ describe('secrets at rest (safeStorage)', () => {
 describe('window.runbook', () => {
   it('has one function per contract call, grouped by domain, and no generic invoke', async () => {
     const sent: [string, unknown][] = [];
-    const bridge = buildBridge({ invoke: (c, i) => (sent.push([c, i]), Promise.resolve({ ok: true, value: null })), subscribe: () => () => undefined });
-    const functions = Object.entries(bridge).flatMap(([domain, group]) => (typeof group === 'function' ? [domain] : Object.keys(group as object).map((v) => `${domain}:${v}`)));
+    const bridge = buildBridge({
+      invoke: (c, i) => (sent.push([c, i]), Promise.resolve({ ok: true, value: null })),
+      subscribe: () => () => undefined,
+    });
+    const functions = Object.entries(bridge).flatMap(([domain, group]) =>
+      typeof group === 'function' ? [domain] : Object.keys(group as object).map((v) => `${domain}:${v}`),
+    );
     expect(functions.sort()).toEqual([...CALL_NAMES, 'on'].sort());
     expect('invoke' in bridge).toBe(false);
     await bridge.history.list({ search: 'bf' });
     await bridge.app.info({});
-    expect(sent).toEqual([['history:list', { search: 'bf' }], ['app:info', {}]]);
+    expect(sent).toEqual([
+      ['history:list', { search: 'bf' }],
+      ['app:info', {}],
+    ]);
     expect(Object.isFrozen(bridge)).toBe(true);
   });
 
   it('listens to contract events only', () => {
     const bridge = buildBridge({ invoke: () => Promise.resolve(null), subscribe: () => () => undefined });
-    expect(() => bridge.on('ipc:anything' as never, () => undefined)).toThrow('unknown event ipc:anything: the contract lists run:progress');
+    expect(() => bridge.on('ipc:anything' as never, () => undefined)).toThrow(
+      'unknown event ipc:anything: the contract lists run:progress',
+    );
     expect(typeof bridge.on('run:progress', () => undefined)).toBe('function');
   });
 });

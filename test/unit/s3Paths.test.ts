@@ -1,5 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { belongsTo, dataObjectKey, isDataKey, manifestKeyOf, placeholderValues, renderPath, rootOf, snapshotManifestKey, snapshotObjectKey } from '../../electron/engine/targets/s3/paths.ts';
+import {
+  belongsTo,
+  dataObjectKey,
+  isDataKey,
+  manifestKeyOf,
+  placeholderValues,
+  renderPath,
+  rootOf,
+  snapshotManifestKey,
+  snapshotObjectKey,
+} from '../../electron/engine/targets/s3/paths.ts';
 import { encodeCopySource } from '../../electron/engine/targets/s3/bucket.ts';
 
 describe('renderPath', () => {

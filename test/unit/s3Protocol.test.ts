@@ -3,7 +3,14 @@ import { Readable } from 'node:stream';
 import { jobSchema, configSchema } from '../../shared/schemas.ts';
 import { partitionRange } from '../../shared/partitions.ts';
 import { automatedPrefixRefusals, suggestedPath } from '../../electron/engine/runbook/prefixGate.ts';
-import { MANIFEST_FORMAT, markOf, parseManifest, partitionChecksum, serializeManifest, type PartitionManifest } from '../../electron/engine/targets/s3/manifest.ts';
+import {
+  MANIFEST_FORMAT,
+  markOf,
+  parseManifest,
+  partitionChecksum,
+  serializeManifest,
+  type PartitionManifest,
+} from '../../electron/engine/targets/s3/manifest.ts';
 import { describeS3Error, isTransientS3Error } from '../../electron/engine/targets/s3/errors.ts';
 import { lines } from '../../electron/engine/targets/s3/records.ts';
 import { mapLimit } from '../../electron/engine/targets/s3/concurrency.ts';
@@ -28,29 +35,51 @@ const manifest: PartitionManifest = {
 describe('the _complete manifest', () => {
   it('round-trips, and is the partition marker', () => {
     expect(parseManifest(serializeManifest(manifest))).toEqual(manifest);
-    expect(markOf(manifest)).toEqual({ partitionKey: '2026-01-20T19', runId: 'bf-1', planHash: 'ab', attempt: 2, rowsWritten: 3, checksum: manifest.checksum, publishedAt: '2026-01-21T00:00:00.000Z' });
+    expect(markOf(manifest)).toEqual({
+      partitionKey: '2026-01-20T19',
+      runId: 'bf-1',
+      planHash: 'ab',
+      attempt: 2,
+      rowsWritten: 3,
+      checksum: manifest.checksum,
+      publishedAt: '2026-01-21T00:00:00.000Z',
+    });
   });
 
-  it.each([[''], ['not json'], ['{}'], ['{"format":"other"}'], ['null']])('an automated export\'s marker %j is not ours', (text) => {
+  it.each([[''], ['not json'], ['{}'], ['{"format":"other"}'], ['null']])("an automated export's marker %j is not ours", (text) => {
     expect(parseManifest(text)).toBeNull();
   });
 
   it('the checksum depends on the content, in order', () => {
     // sha256 of "aa\nbb\n"
-    expect(partitionChecksum([{ sha256: 'aa' }, { sha256: 'bb' }])).toBe('sha256:329d670e59ead1543a2d36865895972560bc434204c5f4a0c8219005dd312719');
+    expect(partitionChecksum([{ sha256: 'aa' }, { sha256: 'bb' }])).toBe(
+      'sha256:329d670e59ead1543a2d36865895972560bc434204c5f4a0c8219005dd312719',
+    );
     expect(partitionChecksum([{ sha256: 'aa' }, { sha256: 'bb' }])).not.toBe(partitionChecksum([{ sha256: 'bb' }, { sha256: 'aa' }]));
     expect(partitionChecksum([])).toBe('sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
   });
 });
 
 describe('the daily-ETL guard', () => {
-  const config = configSchema.parse({ connections: { lake: { kind: 's3', bucket: 'amplitude-raw-bucket' }, warehouse: { kind: 'postgres', url: 'postgres://u@h/db' } } });
+  const config = configSchema.parse({
+    connections: { lake: { kind: 's3', bucket: 'amplitude-raw-bucket' }, warehouse: { kind: 'postgres', url: 'postgres://u@h/db' } },
+  });
   const job = (target: Record<string, unknown>, source?: Record<string, unknown>) =>
-    jobSchema.parse({ name: 'j', unit: 'hour', source: source ?? { connection: 'warehouse', query: 'select 1' }, target: { kind: 's3', connection: 'lake', ...target }, write_mode: 'overwrite-partition' });
+    jobSchema.parse({
+      name: 'j',
+      unit: 'hour',
+      source: source ?? { connection: 'warehouse', query: 'select 1' },
+      target: { kind: 's3', connection: 'lake', ...target },
+      write_mode: 'overwrite-partition',
+    });
   const hours = partitionRange({ from: '2026-01-20T19', to: '2026-01-20T21' }, 'hour', 'UTC');
 
   it('refuses raw backfill data in the automated prefix, naming the prefix, path and marker to use', () => {
-    const reasons = automatedPrefixRefusals(job({ path: 'P/P_{date}_{hour}', prefix: 'P/', backfill_prefix: 'P-backfill/' }), hours, config);
+    const reasons = automatedPrefixRefusals(
+      job({ path: 'P/P_{date}_{hour}', prefix: 'P/', backfill_prefix: 'P-backfill/' }),
+      hours,
+      config,
+    );
     expect(reasons).toEqual([
       'the target would write raw backfill data into the automated prefix s3://amplitude-raw-bucket/P/ (target.prefix), e.g. s3://amplitude-raw-bucket/P/P_2026-01-20_19…; ' +
         'the daily ETL reads that prefix and would process these objects again, duplicating records downstream. ' +
@@ -60,7 +89,11 @@ describe('the daily-ETL guard', () => {
   });
 
   it('protects a prefix the S3 source declares in the same bucket', () => {
-    const reasons = automatedPrefixRefusals(job({ path: 'P/again_{date}_{hour}' }, { kind: 's3', connection: 'lake', path: 'P/P_{date}_{hour}', prefix: 'P/' }), hours, config);
+    const reasons = automatedPrefixRefusals(
+      job({ path: 'P/again_{date}_{hour}' }, { kind: 's3', connection: 'lake', path: 'P/P_{date}_{hour}', prefix: 'P/' }),
+      hours,
+      config,
+    );
     expect(reasons[0]).toContain('into the automated prefix s3://amplitude-raw-bucket/P/ (source.prefix)');
   });
 
@@ -81,7 +114,8 @@ describe('the daily-ETL guard', () => {
 });
 
 describe('S3 errors', () => {
-  const aws = (name: string, status: number, extra: Record<string, unknown> = {}) => Object.assign(new Error(`${name} message`), { name, $metadata: { httpStatusCode: status }, ...extra });
+  const aws = (name: string, status: number, extra: Record<string, unknown> = {}) =>
+    Object.assign(new Error(`${name} message`), { name, $metadata: { httpStatusCode: status }, ...extra });
   it.each([
     [aws('SlowDown', 503), true],
     [aws('InternalError', 500), true],
@@ -97,7 +131,9 @@ describe('S3 errors', () => {
   });
 
   it('says what went wrong, where, and what to do', () => {
-    expect(describeS3Error(aws('NoSuchBucket', 404, { Code: 'NoSuchBucket' }), 's3://b/k')).toBe('S3 NoSuchBucket (404) on s3://b/k: NoSuchBucket message — check the bucket in the connection');
+    expect(describeS3Error(aws('NoSuchBucket', 404, { Code: 'NoSuchBucket' }), 's3://b/k')).toBe(
+      'S3 NoSuchBucket (404) on s3://b/k: NoSuchBucket message — check the bucket in the connection',
+    );
   });
 });
 

@@ -57,7 +57,11 @@ describe('the sandbox lead', () => {
     store.close();
     unlinkSync(join(dir, 'runbook.sqlite'));
     store = openStore(join(dir, 'runbook.sqlite'));
-    expect(sandboxLeadStatus(store, {})).toEqual({ ...first, fingerprint: null, problem: 'sandbox-lead is not registered in this ledger yet: load a scenario' });
+    expect(sandboxLeadStatus(store, {})).toEqual({
+      ...first,
+      fingerprint: null,
+      problem: 'sandbox-lead is not registered in this ledger yet: load a scenario',
+    });
     expect(ensureSandboxLead(opts())).toEqual(first);
   });
 
@@ -67,7 +71,10 @@ describe('the sandbox lead', () => {
       () => {
         const { privateKey } = generateKeys();
         const pem = publicKeyPem(privateKey);
-        createFileKeyVault({ dir: keys(), passphrase: () => 'someone else entirely' }).save({ name: 'sandbox-lead', role: 'lead', publicKeyPem: pem, fingerprint: fingerprint(pem) }, privateKey);
+        createFileKeyVault({ dir: keys(), passphrase: () => 'someone else entirely' }).save(
+          { name: 'sandbox-lead', role: 'lead', publicKeyPem: pem, fingerprint: fingerprint(pem) },
+          privateKey,
+        );
       },
       /^a key for sandbox-lead is already in .*\/keys, made with another passphrase: sign with that one, or reset the sandbox$/,
     ],

@@ -19,7 +19,15 @@ beforeEach(() => {
   file = join(dir, 'runbook.db');
   store = openStore(file, { clock });
   store.plans.save({ planHash: 'p1', requestId: 'REQ-1', jobName: 'daily_revenue', plan: {} });
-  store.runs.create({ runId: 'r1', jobName: 'daily_revenue', planHash: 'p1', jobHash: 'j1', kind: 'execute', actor: 'ana', partitions: [{ key: 'k1' }] });
+  store.runs.create({
+    runId: 'r1',
+    jobName: 'daily_revenue',
+    planHash: 'p1',
+    jobHash: 'j1',
+    kind: 'execute',
+    actor: 'ana',
+    partitions: [{ key: 'k1' }],
+  });
 });
 afterEach(() => {
   store.close();
@@ -106,10 +114,30 @@ describe('a database locked by another process', () => {
 
 describe('translating SQLite errors', () => {
   it.each<[string, string, StoreError['code'], string]>([
-    ['SQLITE_IOERR_WRITE', 'disk I/O error', 'io', 'the disk failed while using f.db (SQLITE_IOERR_WRITE: disk I/O error); the last step was not recorded. Check the disk, then resume the run.'],
-    ['SQLITE_IOERR_FSYNC', 'disk I/O error', 'io', 'the disk failed while using f.db (SQLITE_IOERR_FSYNC: disk I/O error); the last step was not recorded. Check the disk, then resume the run.'],
-    ['SQLITE_READONLY_DBMOVED', 'attempt to write a readonly database', 'readonly', 'f.db cannot be written (SQLITE_READONLY_DBMOVED: attempt to write a readonly database); the last step was not recorded. Check the permissions of the file and its folder, then resume the run.'],
-    ['SQLITE_CORRUPT', 'database disk image is malformed', 'corrupt', 'f.db is damaged (SQLITE_CORRUPT: database disk image is malformed). Restore it from a backup; do not keep writing to it.'],
+    [
+      'SQLITE_IOERR_WRITE',
+      'disk I/O error',
+      'io',
+      'the disk failed while using f.db (SQLITE_IOERR_WRITE: disk I/O error); the last step was not recorded. Check the disk, then resume the run.',
+    ],
+    [
+      'SQLITE_IOERR_FSYNC',
+      'disk I/O error',
+      'io',
+      'the disk failed while using f.db (SQLITE_IOERR_FSYNC: disk I/O error); the last step was not recorded. Check the disk, then resume the run.',
+    ],
+    [
+      'SQLITE_READONLY_DBMOVED',
+      'attempt to write a readonly database',
+      'readonly',
+      'f.db cannot be written (SQLITE_READONLY_DBMOVED: attempt to write a readonly database); the last step was not recorded. Check the permissions of the file and its folder, then resume the run.',
+    ],
+    [
+      'SQLITE_CORRUPT',
+      'database disk image is malformed',
+      'corrupt',
+      'f.db is damaged (SQLITE_CORRUPT: database disk image is malformed). Restore it from a backup; do not keep writing to it.',
+    ],
   ])('%s → %s', (sqliteCode, sqliteMessage, code, message) => {
     const cause = new Database.SqliteError(sqliteMessage, sqliteCode);
     const translated = translateSqliteError(cause, 'f.db');

@@ -42,11 +42,36 @@ describe('the migration registry', () => {
   });
 
   it.each<[string, Migration[], string]>([
-    ['a repeated version', [{ version: 1, name: 'a', sql: 'SELECT 1' }, { version: 1, name: 'b', sql: 'SELECT 1' }], 'migration registry must be strictly increasing: version 1 (b) follows 1'],
-    ['a version going down', [{ version: 2, name: 'a', sql: 'SELECT 1' }, { version: 1, name: 'b', sql: 'SELECT 1' }], 'migration registry must be strictly increasing: version 1 (b) follows 2'],
+    [
+      'a repeated version',
+      [
+        { version: 1, name: 'a', sql: 'SELECT 1' },
+        { version: 1, name: 'b', sql: 'SELECT 1' },
+      ],
+      'migration registry must be strictly increasing: version 1 (b) follows 1',
+    ],
+    [
+      'a version going down',
+      [
+        { version: 2, name: 'a', sql: 'SELECT 1' },
+        { version: 1, name: 'b', sql: 'SELECT 1' },
+      ],
+      'migration registry must be strictly increasing: version 1 (b) follows 2',
+    ],
     ['version 0', [{ version: 0, name: 'a', sql: 'SELECT 1' }], 'migration registry must be strictly increasing: version 0 (a) follows 0'],
-    ['a fractional version', [{ version: 1.5, name: 'a', sql: 'SELECT 1' }], 'migration registry must be strictly increasing: version 1.5 (a) follows 0'],
-    ['a repeated name', [{ version: 1, name: 'a', sql: 'SELECT 1' }, { version: 2, name: 'a', sql: 'SELECT 1' }], 'migration 2 needs a unique, non-empty name (got "a")'],
+    [
+      'a fractional version',
+      [{ version: 1.5, name: 'a', sql: 'SELECT 1' }],
+      'migration registry must be strictly increasing: version 1.5 (a) follows 0',
+    ],
+    [
+      'a repeated name',
+      [
+        { version: 1, name: 'a', sql: 'SELECT 1' },
+        { version: 2, name: 'a', sql: 'SELECT 1' },
+      ],
+      'migration 2 needs a unique, non-empty name (got "a")',
+    ],
     ['an empty name', [{ version: 1, name: ' ', sql: 'SELECT 1' }], 'migration 1 needs a unique, non-empty name (got " ")'],
     ['no SQL', [{ version: 1, name: 'a', sql: '\n' }], 'migration 1 (a) has no SQL'],
   ])('refuses %s', (_case, registry, message) => {
@@ -57,7 +82,11 @@ describe('the migration registry', () => {
 describe('migrating', () => {
   it('brings a fresh in-memory database to the latest version in one step, recording each hash', () => {
     const db = new Database(':memory:');
-    expect(migrateDatabase(db, { file: ':memory:', clock })).toEqual({ from: 0, to: LATEST_SCHEMA_VERSION, applied: MIGRATIONS.map(migrationLabel) });
+    expect(migrateDatabase(db, { file: ':memory:', clock })).toEqual({
+      from: 0,
+      to: LATEST_SCHEMA_VERSION,
+      applied: MIGRATIONS.map(migrationLabel),
+    });
     expect(db.pragma('user_version', { simple: true })).toBe(LATEST_SCHEMA_VERSION);
     expect(db.prepare('SELECT * FROM schema_migrations').all()).toEqual(
       MIGRATIONS.map((m) => ({ version: m.version, name: m.name, sha256: sha256Hex(m.sql), applied_at: '2026-11-30T12:00:00.000Z' })),
@@ -69,7 +98,9 @@ describe('migrating', () => {
     const db = new Database(':memory:');
     migrateDatabase(db, { file: ':memory:', clock, migrations: [MIGRATIONS[0] as Migration] });
     const tables = db
-      .prepare<[], { name: string; strict: number }>("SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .prepare<[], { name: string; strict: number }>(
+        "SELECT name, strict FROM pragma_table_list WHERE schema = 'main' AND name NOT LIKE 'sqlite_%' ORDER BY name",
+      )
       .all();
     expect(tables).toEqual(
       ['audit_log', 'evidence', 'jobs', 'partitions', 'plans', 'runs', 'schema_migrations'].map((name) => ({ name, strict: 1 })),
@@ -80,19 +111,63 @@ describe('migrating', () => {
   it('001 creates the run ledger columns, indexes and audit triggers', () => {
     const db = new Database(':memory:');
     migrateDatabase(db, { file: ':memory:', clock, migrations: [MIGRATIONS[0] as Migration] });
-    const columns = (table: string) => db.prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)').all(table).map((c) => c.name);
+    const columns = (table: string) =>
+      db
+        .prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?)')
+        .all(table)
+        .map((c) => c.name);
     expect(columns('runs')).toEqual([
-      'run_id', 'job_name', 'plan_hash', 'job_hash', 'kind', 'range_from', 'range_to', 'unit', 'timezone', 'write_mode', 'tier',
-      'status', 'cursor', 'partitions_total', 'partitions_published', 'partitions_failed', 'rows_written', 'requested_by',
-      'executed_by', 'settings_json', 'halt_reason', 'lease_owner', 'lease_expires_at', 'created_at', 'started_at', 'finished_at',
+      'run_id',
+      'job_name',
+      'plan_hash',
+      'job_hash',
+      'kind',
+      'range_from',
+      'range_to',
+      'unit',
+      'timezone',
+      'write_mode',
+      'tier',
+      'status',
+      'cursor',
+      'partitions_total',
+      'partitions_published',
+      'partitions_failed',
+      'rows_written',
+      'requested_by',
+      'executed_by',
+      'settings_json',
+      'halt_reason',
+      'lease_owner',
+      'lease_expires_at',
+      'created_at',
+      'started_at',
+      'finished_at',
       'updated_at',
     ]);
     expect(columns('partitions')).toEqual([
-      'run_id', 'partition_key', 'seq', 'start_at', 'end_at', 'status', 'rows_written', 'source_count', 'source_sums_json',
-      'target_count', 'target_sums_json', 'checksum', 'attempt', 'error', 'started_at', 'finished_at', 'duration_ms',
+      'run_id',
+      'partition_key',
+      'seq',
+      'start_at',
+      'end_at',
+      'status',
+      'rows_written',
+      'source_count',
+      'source_sums_json',
+      'target_count',
+      'target_sums_json',
+      'checksum',
+      'attempt',
+      'error',
+      'started_at',
+      'finished_at',
+      'duration_ms',
     ]);
     const objects = db
-      .prepare<[], { type: string; name: string }>("SELECT type, name FROM sqlite_schema WHERE type IN ('index', 'trigger') AND name NOT LIKE 'sqlite_%' ORDER BY type, name")
+      .prepare<[], { type: string; name: string }>(
+        "SELECT type, name FROM sqlite_schema WHERE type IN ('index', 'trigger') AND name NOT LIKE 'sqlite_%' ORDER BY type, name",
+      )
       .all();
     expect(objects).toEqual([
       { type: 'index', name: 'audit_log_by_run' },
@@ -113,7 +188,11 @@ describe('migrating', () => {
     const first = MIGRATIONS[0] as Migration;
     migrateDatabase(db, { file: 'grow.db', migrations: [first], clock });
     const second: Migration = { version: 2, name: 'add_note', sql: 'ALTER TABLE runs ADD COLUMN note TEXT;' };
-    expect(migrateDatabase(db, { file: 'grow.db', migrations: [first, second], clock })).toEqual({ from: 1, to: 2, applied: ['002_add_note'] });
+    expect(migrateDatabase(db, { file: 'grow.db', migrations: [first, second], clock })).toEqual({
+      from: 1,
+      to: 2,
+      applied: ['002_add_note'],
+    });
     expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all()).toEqual([1, 2]);
     db.close();
   });
@@ -210,9 +289,21 @@ describe('openStore', () => {
   });
 
   it.each<[string, string, string]>([
-    ['a hand-edited hash', "UPDATE schema_migrations SET sha256 = 'abc'", 'migration 001_initial was applied with sha256 abc, but the code now has sha256 '],
-    ['a missing record', 'DELETE FROM schema_migrations', `migration 001_initial is not recorded as applied though the schema version is ${LATEST_SCHEMA_VERSION}`],
-    ['a record the code lacks', "INSERT INTO schema_migrations VALUES (99, 'ghost', 'x', 'y')", `schema_migrations records migration 99 (ghost), which this build does not have at schema version ${LATEST_SCHEMA_VERSION}`],
+    [
+      'a hand-edited hash',
+      "UPDATE schema_migrations SET sha256 = 'abc'",
+      'migration 001_initial was applied with sha256 abc, but the code now has sha256 ',
+    ],
+    [
+      'a missing record',
+      'DELETE FROM schema_migrations',
+      `migration 001_initial is not recorded as applied though the schema version is ${LATEST_SCHEMA_VERSION}`,
+    ],
+    [
+      'a record the code lacks',
+      "INSERT INTO schema_migrations VALUES (99, 'ghost', 'x', 'y')",
+      `schema_migrations records migration 99 (ghost), which this build does not have at schema version ${LATEST_SCHEMA_VERSION}`,
+    ],
   ])('refuses %s in schema_migrations', (_case, sql, messagePart) => {
     const file = join(dir, 'hand.db');
     openStore(file, { clock }).close();

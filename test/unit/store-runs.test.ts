@@ -12,11 +12,23 @@ const at = (iso: string) => {
 let store: Store;
 
 const runInput = (over: Partial<RunInput> = {}): RunInput => ({
-  runId: 'r1', jobName: 'daily_revenue', planHash: 'p1', jobHash: 'j1', kind: 'execute',
-  rangeFrom: '2026-05-01', rangeTo: '2026-05-04', unit: 'day', timezone: 'UTC', writeMode: 'replace-partition', tier: 'manual',
-  requestedBy: 'ana', executedBy: 'bo', settings: { sleepMs: 250, concurrency: 1 },
+  runId: 'r1',
+  jobName: 'daily_revenue',
+  planHash: 'p1',
+  jobHash: 'j1',
+  kind: 'execute',
+  rangeFrom: '2026-05-01',
+  rangeTo: '2026-05-04',
+  unit: 'day',
+  timezone: 'UTC',
+  writeMode: 'replace-partition',
+  tier: 'manual',
+  requestedBy: 'ana',
+  executedBy: 'bo',
+  settings: { sleepMs: 250, concurrency: 1 },
   partitions: ['2026-05-01', '2026-05-02', '2026-05-03'].map((key) => ({ key, start: `${key}T00:00:00.000Z`, end: null })),
-  actor: 'bo', ...over,
+  actor: 'bo',
+  ...over,
 });
 
 function storeErrorOf(fn: () => unknown): StoreError {
@@ -36,19 +48,39 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
-const events = (runId?: string) => store.audit.list(runId === undefined ? {} : { runId }).map((e) => [e.event, e.fromStatus, e.toStatus, e.actor]);
+const events = (runId?: string) =>
+  store.audit.list(runId === undefined ? {} : { runId }).map((e) => [e.event, e.fromStatus, e.toStatus, e.actor]);
 
 describe('jobs', () => {
   it('upserts, audits changes, and skips writes when nothing changed', () => {
-    const first = store.jobs.upsert({ name: 'daily_revenue', jobHash: 'h1', definition: { b: 1, a: [2] }, sourceFile: 'jobs/daily_revenue.yaml', actor: 'ana' });
-    expect(first).toEqual({ name: 'daily_revenue', jobHash: 'h1', definition: { a: [2], b: 1 }, sourceFile: 'jobs/daily_revenue.yaml', updatedAt: '2026-11-30T12:00:00.000Z' });
+    const first = store.jobs.upsert({
+      name: 'daily_revenue',
+      jobHash: 'h1',
+      definition: { b: 1, a: [2] },
+      sourceFile: 'jobs/daily_revenue.yaml',
+      actor: 'ana',
+    });
+    expect(first).toEqual({
+      name: 'daily_revenue',
+      jobHash: 'h1',
+      definition: { a: [2], b: 1 },
+      sourceFile: 'jobs/daily_revenue.yaml',
+      updatedAt: '2026-11-30T12:00:00.000Z',
+    });
     expect(store.db.prepare('SELECT definition_json FROM jobs').pluck().get()).toBe('{"a":[2],"b":1}');
     at('2026-11-30T13:00:00.000Z');
-    expect(store.jobs.upsert({ name: 'daily_revenue', jobHash: 'h1', definition: {}, sourceFile: 'jobs/daily_revenue.yaml' }).updatedAt).toBe('2026-11-30T12:00:00.000Z');
-    expect(store.jobs.upsert({ name: 'daily_revenue', jobHash: 'h2', definition: { a: 3 }, sourceFile: 'jobs/daily_revenue.yaml' })).toMatchObject({ jobHash: 'h2', definition: { a: 3 }, updatedAt: '2026-11-30T13:00:00.000Z' });
+    expect(
+      store.jobs.upsert({ name: 'daily_revenue', jobHash: 'h1', definition: {}, sourceFile: 'jobs/daily_revenue.yaml' }).updatedAt,
+    ).toBe('2026-11-30T12:00:00.000Z');
+    expect(
+      store.jobs.upsert({ name: 'daily_revenue', jobHash: 'h2', definition: { a: 3 }, sourceFile: 'jobs/daily_revenue.yaml' }),
+    ).toMatchObject({ jobHash: 'h2', definition: { a: 3 }, updatedAt: '2026-11-30T13:00:00.000Z' });
     expect(store.jobs.get('daily_revenue')?.jobHash).toBe('h2');
     expect(store.jobs.get('missing')).toBeUndefined();
-    const jobEvents = store.audit.list().filter((e) => e.entity === 'job').map((e) => [e.event, e.actor, e.detail]);
+    const jobEvents = store.audit
+      .list()
+      .filter((e) => e.entity === 'job')
+      .map((e) => [e.event, e.actor, e.detail]);
     expect(jobEvents).toEqual([
       ['job.created', 'ana', { jobHash: 'h1', previousJobHash: null, sourceFile: 'jobs/daily_revenue.yaml' }],
       ['job.updated', 'system', { jobHash: 'h2', previousJobHash: 'h1', sourceFile: 'jobs/daily_revenue.yaml' }],
@@ -60,8 +92,19 @@ describe('plans', () => {
   it('save is idempotent by hash', () => {
     at('2026-12-01T00:00:00.000Z');
     const again = store.plans.save({ planHash: 'p1', requestId: 'REQ-other', jobName: 'x', plan: { other: true } });
-    expect(again).toEqual({ planHash: 'p1', requestId: 'REQ-1', jobName: 'daily_revenue', plan: { range: ['2026-05-01', '2026-05-04'] }, createdAt: '2026-11-30T12:00:00.000Z' });
-    expect(store.audit.list().filter((e) => e.event === 'plan.saved').map((e) => e.entityId)).toEqual(['p1']);
+    expect(again).toEqual({
+      planHash: 'p1',
+      requestId: 'REQ-1',
+      jobName: 'daily_revenue',
+      plan: { range: ['2026-05-01', '2026-05-04'] },
+      createdAt: '2026-11-30T12:00:00.000Z',
+    });
+    expect(
+      store.audit
+        .list()
+        .filter((e) => e.event === 'plan.saved')
+        .map((e) => e.entityId),
+    ).toEqual(['p1']);
     expect(store.plans.get('nope')).toBeUndefined();
   });
 });
@@ -70,11 +113,33 @@ describe('runs.create', () => {
   it('inserts the run as planned with its partitions in order, and audits it', () => {
     const run = store.runs.create(runInput());
     expect(run).toEqual<Run>({
-      runId: 'r1', jobName: 'daily_revenue', planHash: 'p1', jobHash: 'j1', kind: 'execute',
-      rangeFrom: '2026-05-01', rangeTo: '2026-05-04', unit: 'day', timezone: 'UTC', writeMode: 'replace-partition', tier: 'manual',
-      status: 'planned', cursor: '2026-05-01', partitionsTotal: 3, partitionsPublished: 0, partitionsFailed: 0, rowsWritten: 0,
-      requestedBy: 'ana', executedBy: 'bo', settings: { sleepMs: 250, concurrency: 1 }, haltReason: null, leaseOwner: null,
-      leaseExpiresAt: null, createdAt: '2026-11-30T12:00:00.000Z', startedAt: null, finishedAt: null, updatedAt: '2026-11-30T12:00:00.000Z',
+      runId: 'r1',
+      jobName: 'daily_revenue',
+      planHash: 'p1',
+      jobHash: 'j1',
+      kind: 'execute',
+      rangeFrom: '2026-05-01',
+      rangeTo: '2026-05-04',
+      unit: 'day',
+      timezone: 'UTC',
+      writeMode: 'replace-partition',
+      tier: 'manual',
+      status: 'planned',
+      cursor: '2026-05-01',
+      partitionsTotal: 3,
+      partitionsPublished: 0,
+      partitionsFailed: 0,
+      rowsWritten: 0,
+      requestedBy: 'ana',
+      executedBy: 'bo',
+      settings: { sleepMs: 250, concurrency: 1 },
+      haltReason: null,
+      leaseOwner: null,
+      leaseExpiresAt: null,
+      createdAt: '2026-11-30T12:00:00.000Z',
+      startedAt: null,
+      finishedAt: null,
+      updatedAt: '2026-11-30T12:00:00.000Z',
     });
     expect(store.runs.get('r1')).toEqual(run);
     expect(store.partitions.list('r1').map((p) => [p.seq, p.key, p.status, p.startAt, p.attempt])).toEqual([
@@ -98,8 +163,18 @@ describe('runs.create', () => {
   it.each<[string, Partial<RunInput>, StoreError['code'], string]>([
     ['an unsaved plan', { runId: 'r2', planHash: 'p9' }, 'not-found', 'plan p9 is not saved; save the plan before creating run r2'],
     ['a repeated partition', { runId: 'r2', partitions: [{ key: 'a' }, { key: 'a' }] }, 'invalid', 'run r2 lists partition a twice'],
-    ['a negative sleep', { runId: 'r2', settings: { sleepMs: -1 } }, 'invalid', 'settings.sleepMs must be a whole number of ms, 0 or more (got -1)'],
-    ['zero concurrency', { runId: 'r2', settings: { concurrency: 0 } }, 'invalid', 'settings.concurrency must be a whole number, 1 or more (got 0)'],
+    [
+      'a negative sleep',
+      { runId: 'r2', settings: { sleepMs: -1 } },
+      'invalid',
+      'settings.sleepMs must be a whole number of ms, 0 or more (got -1)',
+    ],
+    [
+      'zero concurrency',
+      { runId: 'r2', settings: { concurrency: 0 } },
+      'invalid',
+      'settings.concurrency must be a whole number, 1 or more (got 0)',
+    ],
     ['an existing run id', {}, 'exists', 'run r1 already exists'],
   ])('refuses %s and writes nothing', (_case, over, code, message) => {
     store.runs.create(runInput());
@@ -119,19 +194,32 @@ describe('runs.setStatus', () => {
   it('stamps start once, finish on stop, and audits from/to', () => {
     store.runs.create(runInput());
     at('2026-11-30T12:01:00.000Z');
-    expect(store.runs.setStatus('r1', 'running', { actor: 'bo' })).toMatchObject({ status: 'running', startedAt: '2026-11-30T12:01:00.000Z', finishedAt: null });
+    expect(store.runs.setStatus('r1', 'running', { actor: 'bo' })).toMatchObject({
+      status: 'running',
+      startedAt: '2026-11-30T12:01:00.000Z',
+      finishedAt: null,
+    });
     at('2026-11-30T12:02:00.000Z');
     expect(store.runs.setStatus('r1', 'halted', { actor: 'executor', haltReason: 'replication lag 45s > 30s' })).toMatchObject({
-      status: 'halted', startedAt: '2026-11-30T12:01:00.000Z', finishedAt: '2026-11-30T12:02:00.000Z', haltReason: 'replication lag 45s > 30s',
+      status: 'halted',
+      startedAt: '2026-11-30T12:01:00.000Z',
+      finishedAt: '2026-11-30T12:02:00.000Z',
+      haltReason: 'replication lag 45s > 30s',
     });
     at('2026-11-30T12:03:00.000Z');
     expect(store.runs.setStatus('r1', 'running', { actor: 'bo', event: 'run.resumed' })).toMatchObject({
-      status: 'running', startedAt: '2026-11-30T12:01:00.000Z', finishedAt: null, haltReason: null,
+      status: 'running',
+      startedAt: '2026-11-30T12:01:00.000Z',
+      finishedAt: null,
+      haltReason: null,
     });
     // Same status again: nothing written, nothing audited.
     expect(store.runs.setStatus('r1', 'running', { actor: 'bo' }).updatedAt).toBe('2026-11-30T12:03:00.000Z');
     at('2026-11-30T12:04:00.000Z');
-    expect(store.runs.setStatus('r1', 'succeeded', { actor: 'executor' })).toMatchObject({ status: 'succeeded', finishedAt: '2026-11-30T12:04:00.000Z' });
+    expect(store.runs.setStatus('r1', 'succeeded', { actor: 'executor' })).toMatchObject({
+      status: 'succeeded',
+      finishedAt: '2026-11-30T12:04:00.000Z',
+    });
     expect(events('r1')).toEqual([
       ['run.created', null, 'planned', 'bo'],
       ['run.running', 'planned', 'running', 'bo'],
@@ -153,7 +241,11 @@ describe('runs.updateSettings', () => {
     store.runs.create(runInput());
     expect(store.runs.updateSettings('r1', { sleepMs: 1000 }, 'lead').settings).toEqual({ sleepMs: 1000, concurrency: 1 });
     const retune = store.audit.list({ runId: 'r1' }).at(-1);
-    expect([retune?.event, retune?.actor, retune?.detail]).toEqual(['run.retuned', 'lead', { from: { sleepMs: 250, concurrency: 1 }, to: { sleepMs: 1000, concurrency: 1 } }]);
+    expect([retune?.event, retune?.actor, retune?.detail]).toEqual([
+      'run.retuned',
+      'lead',
+      { from: { sleepMs: 250, concurrency: 1 }, to: { sleepMs: 1000, concurrency: 1 } },
+    ]);
     const err = storeErrorOf(() => store.runs.updateSettings('r1', { concurrency: 1.5 }, 'lead'));
     expect([err.code, err.message]).toEqual(['invalid', 'settings.concurrency must be a whole number, 1 or more (got 1.5)']);
     expect(store.runs.get('r1')?.settings).toEqual({ sleepMs: 1000, concurrency: 1 });
@@ -164,14 +256,21 @@ describe('runs.refreshCounters', () => {
   it('derives published, failed, rows and cursor from the partitions', () => {
     store.runs.create(runInput({ partitions: ['a', 'b', 'c', 'd'].map((key) => ({ key })) }));
     const t = (key: string, ...steps: ['running' | 'published' | 'failed' | 'skipped' | 'pending', number?][]) => {
-      for (const [to, rows] of steps) store.partitions.transition('r1', key, to, rows === undefined ? {} : { rowsWritten: rows }, 'executor');
+      for (const [to, rows] of steps)
+        store.partitions.transition('r1', key, to, rows === undefined ? {} : { rowsWritten: rows }, 'executor');
     };
     t('a', ['running'], ['published', 10]);
     t('b', ['running'], ['failed', 7]);
     t('c', ['skipped']);
     // Tamper with the cached counters to prove refresh recomputes rather than increments.
     store.db.prepare("UPDATE runs SET partitions_published = 99, rows_written = 99, cursor = 'zzz'").run();
-    expect(store.runs.refreshCounters('r1')).toMatchObject({ partitionsTotal: 4, partitionsPublished: 1, partitionsFailed: 1, rowsWritten: 10, cursor: 'b' });
+    expect(store.runs.refreshCounters('r1')).toMatchObject({
+      partitionsTotal: 4,
+      partitionsPublished: 1,
+      partitionsFailed: 1,
+      rowsWritten: 10,
+      cursor: 'b',
+    });
     t('b', ['running'], ['published', 5]);
     expect(store.runs.get('r1')).toMatchObject({ partitionsPublished: 2, partitionsFailed: 0, rowsWritten: 15, cursor: 'd' });
     t('d', ['running'], ['published', 1]);
@@ -237,9 +336,18 @@ describe('run leases', () => {
     expect(store.runs.releaseLease('r1', 'cli:2')).toBe(true);
     expect(store.runs.get('r1')).toMatchObject({ leaseOwner: null, leaseExpiresAt: null });
     expect(store.runs.acquireLease('r1', 'app:1', 1)).toBe(true);
-    expect(store.audit.list({ runId: 'r1' }).slice(1).map((e) => [e.event, e.actor, e.detail])).toEqual([
+    expect(
+      store.audit
+        .list({ runId: 'r1' })
+        .slice(1)
+        .map((e) => [e.event, e.actor, e.detail]),
+    ).toEqual([
       ['run.lease-acquired', 'app:1', { expiresAt: '2026-11-30T12:00:30.000Z', previousOwner: null, previousExpiresAt: null }],
-      ['run.lease-acquired', 'cli:2', { expiresAt: '2026-11-30T12:01:20.000Z', previousOwner: 'app:1', previousExpiresAt: '2026-11-30T12:00:50.000Z' }],
+      [
+        'run.lease-acquired',
+        'cli:2',
+        { expiresAt: '2026-11-30T12:01:20.000Z', previousOwner: 'app:1', previousExpiresAt: '2026-11-30T12:00:50.000Z' },
+      ],
       ['run.lease-released', 'cli:2', {}],
       ['run.lease-acquired', 'app:1', { expiresAt: '2026-11-30T12:00:50.001Z', previousOwner: null, previousExpiresAt: null }],
     ]);

@@ -10,4 +10,14 @@ import { registerStatus } from './status.ts';
 import { registerTune } from './tune.ts';
 
 /** Every subcommand of run-backfill, in the order `--help` lists them. Add one line per module. */
-export const COMMANDS: readonly RegisterCommand[] = [registerRun, registerCheck, registerProve, registerStatus, registerTune, registerSandbox, registerEvidence, registerSnapshot, registerRestore];
+export const COMMANDS: readonly RegisterCommand[] = [
+  registerRun,
+  registerCheck,
+  registerProve,
+  registerStatus,
+  registerTune,
+  registerSandbox,
+  registerEvidence,
+  registerSnapshot,
+  registerRestore,
+];

@@ -13,7 +13,7 @@ export function registerProve(program: Command, ctx: CliContext): void {
   withGlobals(
     program
       .command('prove <job>')
-      .description("prove a job idempotent on real data (two writes in a rolled-back transaction); kept as evidence")
+      .description('prove a job idempotent on real data (two writes in a rolled-back transaction); kept as evidence')
       .requiredOption('--partition <key>', 'the partition to prove on, e.g. 2026-05-01')
       .addOption(new Option('--mode <mode>', "write mode (default: the job's)").choices(['overwrite-partition', 'upsert', 'append-dedupe']))
       .option('--jobs <dir>', 'folder of job files (default: <workspace>/jobs)'),
@@ -21,7 +21,13 @@ export function registerProve(program: Command, ctx: CliContext): void {
     await ctx.withStore(async (store, out) => {
       const config = loadConfig(opts.config ?? './backfill.config.yaml');
       const { job } = loadJob(opts.jobs, name, config);
-      const { proof, evidenceId } = await proveIdempotency({ config, job, writeMode: opts.mode ?? job.write_mode, partition: opts.partition, store });
+      const { proof, evidenceId } = await proveIdempotency({
+        config,
+        job,
+        writeMode: opts.mode ?? job.write_mode,
+        partition: opts.partition,
+        store,
+      });
       out.record(
         'idempotency-proof',
         { ...proof, evidenceId },

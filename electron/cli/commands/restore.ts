@@ -23,7 +23,7 @@ export function registerRestore(program: Command, ctx: CliContext): void {
   withGlobals(
     program
       .command('restore')
-      .description('put target partitions back exactly as the run\'s snapshot found them')
+      .description("put target partitions back exactly as the run's snapshot found them")
       .requiredOption('--run-id <id>', 'the run whose snapshot to restore')
       .option('--partition <key>', 'only this partition (default: every partition of the snapshot)')
       .option('--jobs <dir>', 'folder of job files (default: <workspace>/jobs)')
@@ -36,10 +36,13 @@ export function registerRestore(program: Command, ctx: CliContext): void {
 async function restoreCommand(opts: RestoreOptions, store: Store, out: Reporter): Promise<ExitCode> {
   const snapshot = findSnapshot(store, opts.runId);
   if (!snapshot) {
-    throw new InputError(`no snapshot on record for run "${opts.runId}" in ${store.file}: take one with \`run-backfill snapshot <job> --from … --to … --run-id ${opts.runId}\` before running`, {
-      field: '--run-id',
-      value: opts.runId,
-    });
+    throw new InputError(
+      `no snapshot on record for run "${opts.runId}" in ${store.file}: take one with \`run-backfill snapshot <job> --from … --to … --run-id ${opts.runId}\` before running`,
+      {
+        field: '--run-id',
+        value: opts.runId,
+      },
+    );
   }
   const config = loadConfig(opts.config ?? './backfill.config.yaml');
   const { job } = loadJob(opts.jobs ?? './jobs', snapshot.body.jobName, config);
@@ -53,12 +56,23 @@ async function restoreCommand(opts: RestoreOptions, store: Store, out: Reporter)
   if (run?.leaseOwner && run.leaseExpiresAt && run.leaseExpiresAt > new Date().toISOString() && run.status === 'running') {
     throw new GateError(`run "${opts.runId}" is being executed right now (${run.leaseOwner}): stop it before restoring its partitions`);
   }
-  const outcome = await restoreSnapshot({ config, job, runId: opts.runId, store, snapshot, partitionKey: opts.partition, concurrency: opts.concurrency });
+  const outcome = await restoreSnapshot({
+    config,
+    job,
+    runId: opts.runId,
+    store,
+    snapshot,
+    partitionKey: opts.partition,
+    concurrency: opts.concurrency,
+  });
   const s3 = snapshot.body.target === 's3';
   out.record(
     'restore',
     { runId: opts.runId, target: snapshot.body.target, evidenceId: outcome.evidenceId, ms: outcome.ms, partitions: outcome.rows },
-    `${table(['partition', s3 ? 'objects restored' : 'rows restored', s3 ? 'objects removed' : 'rows replaced'], outcome.rows.map((r) => [r.partition, String(r.restored), String(r.removed)]))}\nRestored ${outcome.rows.length} partition(s) of run ${opts.runId} from snapshot evidence #${snapshot.id}; kept as evidence #${outcome.evidenceId}.`,
+    `${table(
+      ['partition', s3 ? 'objects restored' : 'rows restored', s3 ? 'objects removed' : 'rows replaced'],
+      outcome.rows.map((r) => [r.partition, String(r.restored), String(r.removed)]),
+    )}\nRestored ${outcome.rows.length} partition(s) of run ${opts.runId} from snapshot evidence #${snapshot.id}; kept as evidence #${outcome.evidenceId}.`,
   );
   return EXIT.ok;
 }

@@ -68,7 +68,11 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
         const other = state ? undefined : sandboxInUse(dir);
         out.record(
           'sandbox',
-          { running: Boolean(state) || other !== undefined, ...state, ...(other !== undefined ? { ownedBy: 'another process', postgresPid: other } : {}) },
+          {
+            running: Boolean(state) || other !== undefined,
+            ...state,
+            ...(other !== undefined ? { ownedBy: 'another process', postgresPid: other } : {}),
+          },
           state
             ? `Sandbox running (pid ${state.pid}), PostgreSQL on 127.0.0.1:${state.port}, S3 at ${state.s3Endpoint ?? '?'}, workspace ${dir}`
             : other !== undefined
@@ -89,7 +93,13 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
     .action(async () =>
       ctx.act((out) => {
         const scenarios = listScenarios();
-        out.record('scenarios', { scenarios: scenarios.map(({ id, slug, title, fixed, unavailable }) => ({ id, slug, title, fixed, unavailable })) }, scenarios.map((sc) => `${sc.id}. ${sc.title}${sc.unavailable ? ` (not available: ${sc.unavailable})` : ''}\n   ${sc.story}`).join('\n'));
+        out.record(
+          'scenarios',
+          { scenarios: scenarios.map(({ id, slug, title, fixed, unavailable }) => ({ id, slug, title, fixed, unavailable })) },
+          scenarios
+            .map((sc) => `${sc.id}. ${sc.title}${sc.unavailable ? ` (not available: ${sc.unavailable})` : ''}\n   ${sc.story}`)
+            .join('\n'),
+        );
         return EXIT.ok;
       }, {}),
     );
@@ -98,29 +108,53 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
     .description('reset the sandbox warehouse and lake and load a scenario (its defect)')
     .option(...dirOption)
     .action(async (id: string, o: { dir: string }) =>
-      ctx.act((out) =>
-        withSandbox(o.dir, async (config, store) => {
-          const sc = await loadTrainingScenario({ config, store, id: scenarioNumber(id) });
-          const lead = sc.lead.problem
-            ? `The sandbox's lead cannot sign: ${sc.lead.problem}`
-            : `The sandbox's lead signs off: run-backfill sign <request> --identity ${sc.lead.name} (passphrase "${sc.lead.passphrase}" — training only; a real lead's is never shown).`;
-          out.say([`[Sandbox] scenario ${sc.id} loaded: ${sc.title}`, sc.story, '', `Fixed means: ${sc.fixed}`, '', 'Steps:', ...sc.steps.map((st) => `  ${st}`), '', lead, `Check your work: run-backfill sandbox check ${sc.id}`].join('\n'));
-          return EXIT.ok;
-        }),
-      {}),
+      ctx.act(
+        (out) =>
+          withSandbox(o.dir, async (config, store) => {
+            const sc = await loadTrainingScenario({ config, store, id: scenarioNumber(id) });
+            const lead = sc.lead.problem
+              ? `The sandbox's lead cannot sign: ${sc.lead.problem}`
+              : `The sandbox's lead signs off: run-backfill sign <request> --identity ${sc.lead.name} (passphrase "${sc.lead.passphrase}" — training only; a real lead's is never shown).`;
+            out.say(
+              [
+                `[Sandbox] scenario ${sc.id} loaded: ${sc.title}`,
+                sc.story,
+                '',
+                `Fixed means: ${sc.fixed}`,
+                '',
+                'Steps:',
+                ...sc.steps.map((st) => `  ${st}`),
+                '',
+                lead,
+                `Check your work: run-backfill sandbox check ${sc.id}`,
+              ].join('\n'),
+            );
+            return EXIT.ok;
+          }),
+        {},
+      ),
     );
   sandbox
     .command('check <scenario>')
     .description("check a scenario's definition of fixed; exit 1 and what you missed when it does not hold")
     .option(...dirOption)
     .action(async (id: string, o: { dir: string }) =>
-      ctx.act((out) =>
-        withSandbox(o.dir, async (config, store) => {
-          const { scenario: sc, ok, checks } = await checkTrainingScenario({ config, store, id: scenarioNumber(id) });
-          out.record('scenario-check', { id: sc.id, ok, checks }, [`Scenario ${sc.id}: ${sc.title} — ${ok ? 'FIXED' : 'not fixed yet'}`, ...checks.map((c) => `  ${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}`)].join('\n'));
-          return ok ? EXIT.ok : EXIT.failed;
-        }),
-      {}),
+      ctx.act(
+        (out) =>
+          withSandbox(o.dir, async (config, store) => {
+            const { scenario: sc, ok, checks } = await checkTrainingScenario({ config, store, id: scenarioNumber(id) });
+            out.record(
+              'scenario-check',
+              { id: sc.id, ok, checks },
+              [
+                `Scenario ${sc.id}: ${sc.title} — ${ok ? 'FIXED' : 'not fixed yet'}`,
+                ...checks.map((c) => `  ${c.ok ? '✓' : '✗'} ${c.name}: ${c.detail}`),
+              ].join('\n'),
+            );
+            return ok ? EXIT.ok : EXIT.failed;
+          }),
+        {},
+      ),
     );
   sandbox
     .command('traffic')
@@ -152,7 +186,11 @@ export function registerSandbox(program: Command, ctx: CliContext): void {
 
 function scenarioNumber(text: string): number {
   const n = Number(text);
-  if (!Number.isInteger(n)) throw new InputError(`scenario ${JSON.stringify(text)} is not a number: see run-backfill sandbox scenarios`, { field: '<scenario>', value: text });
+  if (!Number.isInteger(n))
+    throw new InputError(`scenario ${JSON.stringify(text)} is not a number: see run-backfill sandbox scenarios`, {
+      field: '<scenario>',
+      value: text,
+    });
   return n;
 }
 
@@ -172,7 +210,8 @@ async function withSandbox(dirOption: string, action: (config: Config, store: St
 function sandboxConfigOf(dir: string): Config {
   const state = running(dir);
   if (state) return loadConfig(state.configFile);
-  if (sandboxInUse(dir) !== undefined && existsSync(join(dir, 'backfill.config.yaml'))) return loadConfig(join(dir, 'backfill.config.yaml'));
+  if (sandboxInUse(dir) !== undefined && existsSync(join(dir, 'backfill.config.yaml')))
+    return loadConfig(join(dir, 'backfill.config.yaml'));
   throw new InputError(`the sandbox in ${dir} is not running: start it with run-backfill sandbox up`);
 }
 
@@ -180,8 +219,15 @@ function sandboxConfigOf(dir: string): Config {
 async function sandboxClient(dir: string): Promise<PgClient> {
   const config = sandboxConfigOf(dir);
   const warehouse = config.connections.warehouse;
-  if (warehouse?.kind !== 'postgres') throw new InputError('the sandbox config has no warehouse connection', { field: 'connections.warehouse' });
-  return openPg({ url: warehouse.url, statementTimeoutMs: 120_000, lockTimeoutMs: 60_000, connectTimeoutMs: 10_000, applicationName: 'backfill-runbook:sandbox' });
+  if (warehouse?.kind !== 'postgres')
+    throw new InputError('the sandbox config has no warehouse connection', { field: 'connections.warehouse' });
+  return openPg({
+    url: warehouse.url,
+    statementTimeoutMs: 120_000,
+    lockTimeoutMs: 60_000,
+    connectTimeoutMs: 10_000,
+    applicationName: 'backfill-runbook:sandbox',
+  });
 }
 
 function running(dir: string): SupervisorState | undefined {
@@ -261,7 +307,9 @@ async function down(dir: string, out: Reporter): Promise<ExitCode> {
       out.say('Sandbox is not running.');
       return EXIT.ok;
     }
-    out.say(`The sandbox in ${dir} was started by another process (the app?; its PostgreSQL has pid ${other}), not by sandbox up: quit it there.`);
+    out.say(
+      `The sandbox in ${dir} was started by another process (the app?; its PostgreSQL has pid ${other}), not by sandbox up: quit it there.`,
+    );
     return EXIT.failed;
   }
   process.kill(state.pid, 'SIGTERM');
@@ -283,7 +331,14 @@ async function down(dir: string, out: Reporter): Promise<ExitCode> {
 async function serve(dir: string): Promise<ExitCode> {
   const started = Date.now();
   const ws = await startSandbox({ dir, onLog: (line) => process.stdout.write(`${line}\n`) });
-  const state: SupervisorState = { pid: process.pid, port: ws.pg.port, s3Endpoint: ws.s3.endpoint, configFile: ws.configFile, startedAt: new Date().toISOString(), startMs: Date.now() - started };
+  const state: SupervisorState = {
+    pid: process.pid,
+    port: ws.pg.port,
+    s3Endpoint: ws.s3.endpoint,
+    configFile: ws.configFile,
+    startedAt: new Date().toISOString(),
+    startMs: Date.now() - started,
+  };
   writeFileSync(stateFile(dir), `${JSON.stringify(state)}\n`);
   await new Promise<void>((resolveStop) => {
     process.once('SIGTERM', resolveStop);

@@ -24,7 +24,7 @@ export function registerSnapshot(program: Command, ctx: CliContext): void {
   withGlobals(
     program
       .command('snapshot [job]')
-      .description("copy the target partitions of a run aside before it overwrites them (undo with `restore`)")
+      .description('copy the target partitions of a run aside before it overwrites them (undo with `restore`)')
       .option('--from <date>', 'first partition, inclusive')
       .option('--to <date>', 'end of the range, exclusive')
       .addOption(new Option('--unit <unit>', 'partition unit; must match the job').choices(['hour', 'day', 'month']))
@@ -49,20 +49,37 @@ async function snapshotCommand(jobName: string | undefined, opts: SnapshotOption
     const plan = planSchema.parse(stored.plan);
     loaded = { config, job, plan, prepared: preparePlan(job, plan, store) };
   } else {
-    if (!jobName && !opts.plan) throw new InputError('name the job and range (as for run), give --plan FILE, or --run-id of a run on record', { field: '<job>' });
+    if (!jobName && !opts.plan)
+      throw new InputError('name the job and range (as for run), give --plan FILE, or --run-id of a run on record', { field: '<job>' });
     loaded = loadRunPlan(jobName, flags, store, out);
   }
   const { config, job, plan, prepared } = loaded;
   out.say(`Snapshot for run ${plan.request_id}: ${job.name}, ${prepared.summary}`);
   const rows: string[][] = [];
   const outcome = await takeSnapshot(
-    { config, job, jobHash: prepared.jobHash, planHash: prepared.planHash, runId: plan.request_id, partitions: prepared.partitions, store, concurrency: opts.concurrency },
+    {
+      config,
+      job,
+      jobHash: prepared.jobHash,
+      planHash: prepared.planHash,
+      runId: plan.request_id,
+      partitions: prepared.partitions,
+      store,
+      concurrency: opts.concurrency,
+    },
     (row) => rows.push([row.partition.key, String(row.items), row.bytes === null ? (row.checksum ?? '') : String(row.bytes)]),
   );
   const header = outcome.target === 's3' ? ['partition', 'objects', 'bytes'] : ['partition', 'rows', 'checksum'];
   out.record(
     'snapshot',
-    { runId: plan.request_id, target: outcome.target, location: outcome.location, evidenceId: outcome.evidenceId, ms: outcome.ms, partitions: outcome.partitions.map((p) => ({ key: p.partition.key, items: p.items, bytes: p.bytes, checksum: p.checksum })) },
+    {
+      runId: plan.request_id,
+      target: outcome.target,
+      location: outcome.location,
+      evidenceId: outcome.evidenceId,
+      ms: outcome.ms,
+      partitions: outcome.partitions.map((p) => ({ key: p.partition.key, items: p.items, bytes: p.bytes, checksum: p.checksum })),
+    },
     `${table(header, rows)}\nSnapshot of ${rows.length} partition(s) at ${outcome.location}, kept as evidence #${outcome.evidenceId} (${outcome.ms} ms). Undo a run with: run-backfill restore --run-id ${plan.request_id}`,
   );
   return EXIT.ok;

@@ -23,7 +23,10 @@ export function registerTune(program: Command, ctx: CliContext): void {
       }
       const run = store.runs.get(opts.runId);
       if (!run) throw new InputError(`no run "${opts.runId}" in ${store.file}`, { field: '--run-id', value: opts.runId });
-      const patch = { ...(opts.sleepMs !== undefined ? { sleepMs: opts.sleepMs } : {}), ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}) };
+      const patch = {
+        ...(opts.sleepMs !== undefined ? { sleepMs: opts.sleepMs } : {}),
+        ...(opts.concurrency !== undefined ? { concurrency: opts.concurrency } : {}),
+      };
       const updated = store.runs.updateSettings(run.runId, patch, userInfo().username);
       out.record(
         'tuned',

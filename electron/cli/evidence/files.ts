@@ -7,7 +7,9 @@ export function readInput(file: string, what: string): Buffer {
     return readFileSync(file);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new InputError(code === 'ENOENT' ? `${what} ${file} not found` : `cannot read ${what} ${file}: ${(err as Error).message}`, { file });
+    throw new InputError(code === 'ENOENT' ? `${what} ${file} not found` : `cannot read ${what} ${file}: ${(err as Error).message}`, {
+      file,
+    });
   }
 }
 

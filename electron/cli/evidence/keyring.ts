@@ -51,17 +51,24 @@ export async function passphrase(opts: KeyOptions, purpose: string, confirm = fa
   if (opts.passphraseEnv) {
     const value = process.env[opts.passphraseEnv];
     if (value === undefined) {
-      throw new InputError(`--passphrase-env names ${opts.passphraseEnv}, which is not set`, { field: '--passphrase-env', value: opts.passphraseEnv });
+      throw new InputError(`--passphrase-env names ${opts.passphraseEnv}, which is not set`, {
+        field: '--passphrase-env',
+        value: opts.passphraseEnv,
+      });
     }
     return value;
   }
   if (!process.stdin.isTTY) {
-    throw new InputError(`a passphrase is needed to ${purpose}: pass --passphrase-env VAR (the name of an environment variable holding it), or run in a terminal`, {
-      field: '--passphrase-env',
-    });
+    throw new InputError(
+      `a passphrase is needed to ${purpose}: pass --passphrase-env VAR (the name of an environment variable holding it), or run in a terminal`,
+      {
+        field: '--passphrase-env',
+      },
+    );
   }
   const first = await prompt(`Passphrase to ${purpose}: `);
-  if (confirm && (await prompt('Repeat the passphrase: ')) !== first) throw new InputError('the two passphrases differ', { field: 'passphrase' });
+  if (confirm && (await prompt('Repeat the passphrase: ')) !== first)
+    throw new InputError('the two passphrases differ', { field: 'passphrase' });
   return first;
 }
 
@@ -80,14 +87,20 @@ export function identityName(identity: string | undefined, opts: KeyOptions): st
 export async function unlockRegistered(store: Store, name: string, opts: KeyOptions): Promise<UnlockedIdentity> {
   const registered = evidenceRepos(store).identities.get(name);
   if (!registered) {
-    throw new InputError(`${name} is not a registered identity in ${store.file}: create one with \`run-backfill identity create --name ${name} --role operator\``, { field: '--identity', value: name });
+    throw new InputError(
+      `${name} is not a registered identity in ${store.file}: create one with \`run-backfill identity create --name ${name} --role operator\``,
+      { field: '--identity', value: name },
+    );
   }
   const unlocked = vaultFor(store.file, opts, await passphrase(opts, `unlock ${name}'s key`)).unlock(name);
   if (unlocked.identity.fingerprint !== registered.fingerprint) {
-    throw new InputError(`the key of ${name} here (${shortFingerprint(unlocked.identity.fingerprint)}) is not the one registered in ${store.file} (${shortFingerprint(registered.fingerprint)})`, {
-      field: '--identity',
-      value: name,
-    });
+    throw new InputError(
+      `the key of ${name} here (${shortFingerprint(unlocked.identity.fingerprint)}) is not the one registered in ${store.file} (${shortFingerprint(registered.fingerprint)})`,
+      {
+        field: '--identity',
+        value: name,
+      },
+    );
   }
   return unlocked;
 }

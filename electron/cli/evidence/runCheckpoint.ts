@@ -18,7 +18,10 @@ export interface RunSigningOptions extends KeyOptions {
 
 export async function unlockOperator(store: Store, opts: RunSigningOptions): Promise<UnlockedIdentity | undefined> {
   if (!opts.passphraseEnv && !opts.keyFile) return undefined;
-  if (!opts.operator) throw new InputError('--passphrase-env/--key-file sign the run with the operator\'s key: name the operator with --operator NAME', { field: '--operator' });
+  if (!opts.operator)
+    throw new InputError("--passphrase-env/--key-file sign the run with the operator's key: name the operator with --operator NAME", {
+      field: '--operator',
+    });
   return unlockRegistered(store, opts.operator, opts);
 }
 

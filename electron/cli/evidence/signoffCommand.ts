@@ -26,13 +26,24 @@ export interface RequestOptions {
 
 export function signoffRequest(opts: RequestOptions, store: Store): ExitCode {
   const chosen = [opts.runId, opts.plan, opts.planHash].filter((x) => x !== undefined).length;
-  if (chosen !== 1) throw new InputError('name the plan to sign with exactly one of --run-id ID, --plan FILE or --plan-hash HASH', { field: '--run-id' });
+  if (chosen !== 1)
+    throw new InputError('name the plan to sign with exactly one of --run-id ID, --plan FILE or --plan-hash HASH', { field: '--run-id' });
   const hash = opts.runId ? planHashForRequest(store, opts.runId) : opts.plan ? planHash(loadPlan(opts.plan)) : (opts.planHash as string);
   const saved = store.plans.get(hash);
-  if (!saved) throw new InputError(`plan ${hash.slice(0, 12)}… is not on record in ${store.file}: dry-run it first (add --dry-run to the run command)`, { value: hash });
-  const request = buildSignoffRequest(store, { planHash: hash, job: jobOf(store, saved.jobName, hash, opts.jobs), operator: cliActor(opts.operator) });
+  if (!saved)
+    throw new InputError(
+      `plan ${hash.slice(0, 12)}… is not on record in ${store.file}: dry-run it first (add --dry-run to the run command)`,
+      { value: hash },
+    );
+  const request = buildSignoffRequest(store, {
+    planHash: hash,
+    job: jobOf(store, saved.jobName, hash, opts.jobs),
+    operator: cliActor(opts.operator),
+  });
   writeOutput(`${JSON.stringify(request, null, 2)}\n`, opts.out);
-  notice(`Sign-off request for plan ${hash.slice(0, 12)}… (${request.requestId}): ${request.summary}, tier ${request.tier}. A lead signs it with: run-backfill sign ${opts.out ?? 'req.json'} --identity LEAD > sig.json`);
+  notice(
+    `Sign-off request for plan ${hash.slice(0, 12)}… (${request.requestId}): ${request.summary}, tier ${request.tier}. A lead signs it with: run-backfill sign ${opts.out ?? 'req.json'} --identity LEAD > sig.json`,
+  );
   return EXIT.ok;
 }
 
@@ -57,10 +68,13 @@ export async function sign(file: string, opts: SignOptions): Promise<ExitCode> {
   const name = identityName(opts.identity, opts);
   notice(describeRequest(request));
   const signer = vaultFor(ledgerPath(opts), opts, await passphrase(opts, `unlock ${name}'s key`)).unlock(name);
-  if (signer.identity.role !== 'lead') notice(`Note: ${name}'s key is an ${signer.identity.role} key; only a lead's sign-off counts for a manual-tier run.`);
+  if (signer.identity.role !== 'lead')
+    notice(`Note: ${name}'s key is an ${signer.identity.role} key; only a lead's sign-off counts for a manual-tier run.`);
   const signature = signRequest(request, signer, opts.comment ?? '', new Date());
   writeOutput(`${JSON.stringify(signature, null, 2)}\n`, opts.out);
-  notice(`Signed by ${name} (key ${shortFingerprint(signer.identity.fingerprint)}): plan ${request.planHash.slice(0, 12)}…, impact ${request.impactHash.slice(0, 12)}…, job ${request.jobHash.slice(0, 12)}…`);
+  notice(
+    `Signed by ${name} (key ${shortFingerprint(signer.identity.fingerprint)}): plan ${request.planHash.slice(0, 12)}…, impact ${request.impactHash.slice(0, 12)}…, job ${request.jobHash.slice(0, 12)}…`,
+  );
   return EXIT.ok;
 }
 
@@ -88,7 +102,11 @@ export function importSignoff(file: string, opts: { operator?: string }, store: 
       : registered.role !== 'lead'
         ? `${s.signer} is registered as an operator: it will not count as a lead sign-off`
         : 'the signer is a registered lead';
-  out.record('signoff', { id: signoff.id, created, planHash: s.planHash, signer: s.signer }, `${created ? 'Recorded' : 'Already on record:'} sign-off #${signoff.id} by ${s.signer} of plan ${s.planHash.slice(0, 12)}… (${s.requestId}); ${standing}.`);
+  out.record(
+    'signoff',
+    { id: signoff.id, created, planHash: s.planHash, signer: s.signer },
+    `${created ? 'Recorded' : 'Already on record:'} sign-off #${signoff.id} by ${s.signer} of plan ${s.planHash.slice(0, 12)}… (${s.requestId}); ${standing}.`,
+  );
   return EXIT.ok;
 }
 
@@ -98,7 +116,20 @@ export function listSignoffs(opts: { runId?: string }, store: Store, out: Report
   out.record(
     'signoffs',
     { signoffs: list.map(({ statementJson: _s, publicKeyPem: _p, ...rest }) => rest) },
-    list.length === 0 ? 'No sign-offs on record.' : table(['#', 'request', 'plan', 'signer', 'key', 'signed', 'comment'], list.map((s) => [String(s.id), s.requestId, `${s.planHash.slice(0, 12)}…`, s.signer, shortFingerprint(s.signerKey), s.signedAt, s.comment])),
+    list.length === 0
+      ? 'No sign-offs on record.'
+      : table(
+          ['#', 'request', 'plan', 'signer', 'key', 'signed', 'comment'],
+          list.map((s) => [
+            String(s.id),
+            s.requestId,
+            `${s.planHash.slice(0, 12)}…`,
+            s.signer,
+            shortFingerprint(s.signerKey),
+            s.signedAt,
+            s.comment,
+          ]),
+        ),
   );
   return EXIT.ok;
 }

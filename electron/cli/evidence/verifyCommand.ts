@@ -41,7 +41,9 @@ export function verifyFile(file: string, trust: readonly string[]): BundleVerifi
   try {
     parsed = JSON.parse(data.toString('utf8'));
   } catch (err) {
-    throw new InputError(`${file} is neither a note bundle (JSON) nor a run archive: ${err instanceof Error ? err.message : String(err)}`, { file });
+    throw new InputError(`${file} is neither a note bundle (JSON) nor a run archive: ${err instanceof Error ? err.message : String(err)}`, {
+      file,
+    });
   }
   return verifyBundle(parsed, { trusted });
 }
@@ -50,26 +52,50 @@ export function verifyFile(file: string, trust: readonly string[]): BundleVerifi
 export function verifyDbCommand(db: string, out: Reporter): ExitCode {
   const r = verifyDatabase(db);
   const head = r.chain.head ? `${r.chain.count} entries, head seq ${r.chain.head.seq} ${r.chain.head.hash}` : 'empty audit log';
-  const signed = r.checkpoints.filter((c) => c.signed).map((c) => `seq ${c.checkpoint.seq} by ${c.checkpoint.signer} (key ${shortFingerprint(c.checkpoint.signerKey)}) at ${c.checkpoint.at}`);
-  out.record('verify', { file: db, ok: r.ok, problems: r.problems, notes: r.notes, head: r.chain.head, firstBrokenSeq: r.chain.broken?.seq ?? null }, [
-    `${r.ok ? 'INTACT' : 'BROKEN'}: ${db} — ${head}`,
-    ...r.problems.map((p) => `  ✘ ${p}`),
-    ...signed.map((s) => `  ✔ signed checkpoint: ${s}`),
-    ...r.notes.map((n) => `  · ${n}`),
-  ].join('\n'));
+  const signed = r.checkpoints
+    .filter((c) => c.signed)
+    .map(
+      (c) => `seq ${c.checkpoint.seq} by ${c.checkpoint.signer} (key ${shortFingerprint(c.checkpoint.signerKey)}) at ${c.checkpoint.at}`,
+    );
+  out.record(
+    'verify',
+    { file: db, ok: r.ok, problems: r.problems, notes: r.notes, head: r.chain.head, firstBrokenSeq: r.chain.broken?.seq ?? null },
+    [
+      `${r.ok ? 'INTACT' : 'BROKEN'}: ${db} — ${head}`,
+      ...r.problems.map((p) => `  ✘ ${p}`),
+      ...signed.map((s) => `  ✔ signed checkpoint: ${s}`),
+      ...r.notes.map((n) => `  · ${n}`),
+    ].join('\n'),
+  );
   return r.ok ? EXIT.ok : EXIT.failed;
 }
 
 export function verifyCommand(file: string, opts: { trust?: string[] }, out: Reporter): ExitCode {
   const r = verifyFile(file, opts.trust ?? []);
   const head = r.chain?.head ? `audit seq ${r.chain.firstSeq}–${r.chain.head.seq}, head ${r.chain.head.hash}` : 'no audit entries';
-  out.record('verify', { file, ok: r.ok, signedHead: r.signedHead, trust: r.trust, problems: r.problems, notes: r.notes, signatures: r.signatures }, [
-    `${r.ok ? 'INTACT' : 'BROKEN'}: ${file} — ${head}${r.ok ? (r.signedHead ? ', head signed' : ', head NOT signed') : ''}`,
-    ...r.problems.map((p) => `  ✘ ${p}`),
-    ...(r.signatures.length > 0
-      ? [table(['what', 'signer', 'role', 'key', 'at', 'verified'], r.signatures.map((s) => [s.what, s.signer, s.role ?? 'not registered', shortFingerprint(s.fingerprint), s.at, s.valid ? 'yes' : 'NO']))]
-      : ['  no signatures']),
-    ...r.notes.map((n) => `  · ${n}`),
-  ].join('\n'));
+  out.record(
+    'verify',
+    { file, ok: r.ok, signedHead: r.signedHead, trust: r.trust, problems: r.problems, notes: r.notes, signatures: r.signatures },
+    [
+      `${r.ok ? 'INTACT' : 'BROKEN'}: ${file} — ${head}${r.ok ? (r.signedHead ? ', head signed' : ', head NOT signed') : ''}`,
+      ...r.problems.map((p) => `  ✘ ${p}`),
+      ...(r.signatures.length > 0
+        ? [
+            table(
+              ['what', 'signer', 'role', 'key', 'at', 'verified'],
+              r.signatures.map((s) => [
+                s.what,
+                s.signer,
+                s.role ?? 'not registered',
+                shortFingerprint(s.fingerprint),
+                s.at,
+                s.valid ? 'yes' : 'NO',
+              ]),
+            ),
+          ]
+        : ['  no signatures']),
+      ...r.notes.map((n) => `  · ${n}`),
+    ].join('\n'),
+  );
   return r.ok ? EXIT.ok : EXIT.failed;
 }

@@ -50,7 +50,8 @@ export function readArchive(data: Buffer, file: string): RunArchive {
     throw new InputError(`${file} is not a run archive (${err instanceof Error ? err.message : String(err)})`, { file });
   }
   const archive = parsed as Partial<RunArchive>;
-  if (archive.format !== ARCHIVE_FORMAT || !archive.bundle || !archive.ledger) throw new InputError(`${file} is not a run archive (format ${String(archive.format)})`, { file });
+  if (archive.format !== ARCHIVE_FORMAT || !archive.bundle || !archive.ledger)
+    throw new InputError(`${file} is not a run archive (format ${String(archive.format)})`, { file });
   return archive as RunArchive;
 }
 
@@ -61,37 +62,58 @@ export function ledgerProblems(archive: RunArchive): string[] {
   const problems: string[] = [];
   const run = ledger.runs[0];
   if (ledger.runs.length !== 1 || !run) problems.push(`the archive holds ${ledger.runs.length} run rows, expected 1`);
-  else if (!same({ ...toRun(run as unknown as RunRow), leaseOwner: null, leaseExpiresAt: null }, { ...bundle.run[0], leaseOwner: null, leaseExpiresAt: null })) {
+  else if (
+    !same(
+      { ...toRun(run as unknown as RunRow), leaseOwner: null, leaseExpiresAt: null },
+      { ...bundle.run[0], leaseOwner: null, leaseExpiresAt: null },
+    )
+  ) {
     problems.push('ledger row of run differs from the run in the bundle');
   }
   const partitions = ledger.partitions.map((p) => toPartition(p as unknown as PartitionRow));
   partitions.forEach((p, i) => {
     if (!same(p, bundle.partitions[i])) problems.push(`ledger row of partition ${p.key} differs from the bundle`);
   });
-  if (partitions.length !== bundle.partitions.length) problems.push(`the ledger has ${partitions.length} partitions, the bundle ${bundle.partitions.length}`);
+  if (partitions.length !== bundle.partitions.length)
+    problems.push(`the ledger has ${partitions.length} partitions, the bundle ${bundle.partitions.length}`);
   for (const plan of ledger.plans) {
-    if (plan.plan_hash !== bundle.plan[0]?.planHash || !same(JSON.parse(String(plan.plan_json)), bundle.plan[0]?.plan)) problems.push('ledger row of the plan differs from the bundle');
+    if (plan.plan_hash !== bundle.plan[0]?.planHash || !same(JSON.parse(String(plan.plan_json)), bundle.plan[0]?.plan))
+      problems.push('ledger row of the plan differs from the bundle');
   }
   for (const job of ledger.jobs) {
-    if (job.job_hash !== bundle.job[0]?.jobHash || !same(JSON.parse(String(job.definition_json)), bundle.job[0]?.definition)) problems.push('ledger row of the job differs from the bundle');
+    if (job.job_hash !== bundle.job[0]?.jobHash || !same(JSON.parse(String(job.definition_json)), bundle.job[0]?.definition))
+      problems.push('ledger row of the job differs from the bundle');
   }
   return problems;
 }
 
 /** Writes a verified archive's run into this store for review; refuses a run id already here. */
-export function importArchive(store: Store, archive: RunArchive, verification: BundleVerification, actor: string): { runId: string; evidence: number } {
+export function importArchive(
+  store: Store,
+  archive: RunArchive,
+  verification: BundleVerification,
+  actor: string,
+): { runId: string; evidence: number } {
   const { bundle, ledger } = archive;
   const runId = bundle.runId;
   if (store.runs.get(runId)) {
-    throw new InputError(`run "${runId}" already exists in ${store.file}: an archive is imported into a database that does not have it`, { value: runId });
+    throw new InputError(`run "${runId}" already exists in ${store.file}: an archive is imported into a database that does not have it`, {
+      value: runId,
+    });
   }
-  const columns = (table: string) => new Set(store.db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('${table}')`).all().map((c) => c.name));
+  const columns = (table: string) =>
+    new Set(
+      store.db
+        .prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('${table}')`)
+        .all()
+        .map((c) => c.name),
+    );
   const insert = (table: 'runs' | 'partitions' | 'plans' | 'jobs', row: Row, ignore = false) => {
     const known = columns(table);
     const names = Object.keys(row).filter((n) => known.has(n));
-    store.db.prepare(`INSERT ${ignore ? 'OR IGNORE ' : ''}INTO ${table} (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`).run(
-      Object.fromEntries(names.map((n) => [n, row[n]])),
-    );
+    store.db
+      .prepare(`INSERT ${ignore ? 'OR IGNORE ' : ''}INTO ${table} (${names.join(', ')}) VALUES (${names.map((n) => `@${n}`).join(', ')})`)
+      .run(Object.fromEntries(names.map((n) => [n, row[n]])));
   };
   return store.transaction(() => {
     for (const plan of ledger.plans) insert('plans', plan, true);
@@ -100,15 +122,33 @@ export function importArchive(store: Store, archive: RunArchive, verification: B
     for (const p of ledger.partitions) insert('partitions', p);
     let evidence = 0;
     for (const e of bundle.evidence) {
-      const added = store.evidence.add({ runId: e.runId === runId ? runId : null, planHash: e.planHash, kind: e.kind, body: JSON.parse(e.bodyJson) as unknown, actor });
-      if (added.bodySha256 !== e.bodySha256) throw new InputError(`evidence #${e.id} of the archive did not store byte for byte (sha256 ${added.bodySha256} ≠ ${e.bodySha256})`);
+      const added = store.evidence.add({
+        runId: e.runId === runId ? runId : null,
+        planHash: e.planHash,
+        kind: e.kind,
+        body: JSON.parse(e.bodyJson) as unknown,
+        actor,
+      });
+      if (added.bodySha256 !== e.bodySha256)
+        throw new InputError(`evidence #${e.id} of the archive did not store byte for byte (sha256 ${added.bodySha256} ≠ ${e.bodySha256})`);
       evidence += 1;
     }
     const head = bundle.audit.at(-1);
     const manifestSha256 = typeof head?.detail.manifestSha256 === 'string' ? head.detail.manifestSha256 : '';
     store.db
-      .prepare('INSERT INTO imported_archives (run_id, manifest_sha256, head_seq, head_hash, archive_json, verification_json, imported_at, imported_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)')
-      .run(runId, manifestSha256, head?.seq ?? 0, head?.hash ?? '', JSON.stringify(archive), JSON.stringify(verification), new Date().toISOString(), actor);
+      .prepare(
+        'INSERT INTO imported_archives (run_id, manifest_sha256, head_seq, head_hash, archive_json, verification_json, imported_at, imported_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+      )
+      .run(
+        runId,
+        manifestSha256,
+        head?.seq ?? 0,
+        head?.hash ?? '',
+        JSON.stringify(archive),
+        JSON.stringify(verification),
+        new Date().toISOString(),
+        actor,
+      );
     store.audit.append({
       runId,
       entity: 'run',

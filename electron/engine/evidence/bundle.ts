@@ -100,7 +100,16 @@ const auditEntry = z.looseObject({
   prevHash: z.string(),
   hash: z.string(),
 });
-const checkpoint = z.object({ id: z.number(), seq: z.number(), hash: z.string(), signer: z.string(), signerKey: z.string(), at: z.string(), reason: z.string(), signature: z.string() });
+const checkpoint = z.object({
+  id: z.number(),
+  seq: z.number(),
+  hash: z.string(),
+  signer: z.string(),
+  signerKey: z.string(),
+  at: z.string(),
+  reason: z.string(),
+  signature: z.string(),
+});
 
 /** Structure only: values are judged by verification, which can then say exactly what changed. */
 export const bundleSchema = z.object({
@@ -117,5 +126,7 @@ export const bundleSchema = z.object({
   identities: z.array(item),
   audit: z.array(auditEntry),
   checkpoints: z.array(checkpoint),
-  manifest: z.object({ sections: z.record(z.string(), z.array(z.object({ id: z.string(), sha256: z.string(), fields: z.record(z.string(), z.string()) }))) }),
+  manifest: z.object({
+    sections: z.record(z.string(), z.array(z.object({ id: z.string(), sha256: z.string(), fields: z.record(z.string(), z.string()) }))),
+  }),
 });

@@ -23,11 +23,22 @@ export interface CheckpointFinding {
 /** Whose key signs for `name`, and whether that key is the one with fingerprint `fp`. */
 export type KeyLookup = (name: string) => SignerKey | undefined;
 
-export function signerProblem(what: string, signer: string, signerKey: string, lookup: KeyLookup, keysWord: string): { key?: SignerKey; problem?: string } {
+export function signerProblem(
+  what: string,
+  signer: string,
+  signerKey: string,
+  lookup: KeyLookup,
+  keysWord: string,
+): { key?: SignerKey; problem?: string } {
   const key = lookup(signer);
-  if (key === undefined) return { problem: `${what} is signed by ${signer} (key ${shortFingerprint(signerKey)}), who is not among the ${keysWord}: signed with an unregistered key` };
+  if (key === undefined)
+    return {
+      problem: `${what} is signed by ${signer} (key ${shortFingerprint(signerKey)}), who is not among the ${keysWord}: signed with an unregistered key`,
+    };
   if (key.fingerprint !== signerKey) {
-    return { problem: `${what} names key ${shortFingerprint(signerKey)}, which is not ${signer}'s registered key ${shortFingerprint(key.fingerprint)}: signed with an unregistered key` };
+    return {
+      problem: `${what} names key ${shortFingerprint(signerKey)}, which is not ${signer}'s registered key ${shortFingerprint(key.fingerprint)}: signed with an unregistered key`,
+    };
   }
   return { key };
 }
@@ -45,16 +56,23 @@ export function checkCheckpoints(
     const { key, problem } = signerProblem(what, cp.signer, cp.signerKey, lookup, keysWord);
     if (problem) problems.push(problem);
     if (key && !verifyText(key.publicKeyPem, checkpointText(cp), cp.signature)) {
-      problems.push(`${what}: the signature does not verify against ${cp.signer}'s key ${shortFingerprint(key.fingerprint)}: the checkpoint or its signature was altered or swapped`);
+      problems.push(
+        `${what}: the signature does not verify against ${cp.signer}'s key ${shortFingerprint(key.fingerprint)}: the checkpoint or its signature was altered or swapped`,
+      );
     }
     const { firstSeq, lastSeq } = range;
     if (lastSeq === null || cp.seq > lastSeq) {
-      const gap = lastSeq === null ? `every entry up to seq ${cp.seq}` : cp.seq === lastSeq + 1 ? `seq ${cp.seq}` : `seq ${lastSeq + 1}–${cp.seq}`;
-      problems.push(`the audit log ends at ${lastSeq === null ? 'nothing' : `seq ${lastSeq}`}, but ${what} covers up to seq ${cp.seq}: ${gap} ${gap.includes('–') || gap.startsWith('every') ? 'were' : 'was'} removed from its end (truncated)`);
+      const gap =
+        lastSeq === null ? `every entry up to seq ${cp.seq}` : cp.seq === lastSeq + 1 ? `seq ${cp.seq}` : `seq ${lastSeq + 1}–${cp.seq}`;
+      problems.push(
+        `the audit log ends at ${lastSeq === null ? 'nothing' : `seq ${lastSeq}`}, but ${what} covers up to seq ${cp.seq}: ${gap} ${gap.includes('–') || gap.startsWith('every') ? 'were' : 'was'} removed from its end (truncated)`,
+      );
     } else if (firstSeq !== null && cp.seq >= firstSeq) {
       const entry = bySeq.get(cp.seq);
       if (entry && entry.hash !== cp.hash) {
-        problems.push(`entry seq ${cp.seq} hashes to ${entry.hash.slice(0, 12)}…, but ${what} signed ${cp.hash.slice(0, 12)}…: the log up to seq ${cp.seq} is not the one that was signed`);
+        problems.push(
+          `entry seq ${cp.seq} hashes to ${entry.hash.slice(0, 12)}…, but ${what} signed ${cp.hash.slice(0, 12)}…: the log up to seq ${cp.seq} is not the one that was signed`,
+        );
       }
     }
     return { checkpoint: cp, signed: key !== undefined && problems.length === 0, problems };

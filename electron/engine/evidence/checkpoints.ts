@@ -27,7 +27,15 @@ export interface Checkpoint {
 
 /** The exact text a checkpoint's signature covers. */
 export function checkpointText(cp: Omit<Checkpoint, 'id' | 'signature'>): string {
-  return canonicalJson({ purpose: CHECKPOINT_PURPOSE, seq: cp.seq, hash: cp.hash, signer: cp.signer, signerKey: cp.signerKey, at: cp.at, reason: cp.reason });
+  return canonicalJson({
+    purpose: CHECKPOINT_PURPOSE,
+    seq: cp.seq,
+    hash: cp.hash,
+    signer: cp.signer,
+    signerKey: cp.signerKey,
+    at: cp.at,
+    reason: cp.reason,
+  });
 }
 
 export interface CheckpointsRepo {
@@ -72,7 +80,14 @@ export function createCheckpointsRepo(db: Database.Database, clock: Clock, audit
   const sign = db.transaction((signer: UnlockedIdentity, reason: CheckpointReason, runId: string | null) => {
     const head = audit.head();
     if (head === undefined) return undefined;
-    const unsigned = { seq: head.seq, hash: head.hash, signer: signer.identity.name, signerKey: signer.identity.fingerprint, at: clock().toISOString(), reason };
+    const unsigned = {
+      seq: head.seq,
+      hash: head.hash,
+      signer: signer.identity.name,
+      signerKey: signer.identity.fingerprint,
+      at: clock().toISOString(),
+      reason,
+    };
     const row = statements.insert.get({ ...unsigned, signature: signText(signer.privateKey, checkpointText(unsigned)) });
     if (row === undefined) throw new Error('INSERT … RETURNING gave no checkpoint row');
     audit.append({

@@ -12,11 +12,13 @@ import { evidenceRepos } from './repos.ts';
 
 export function firstSeqOfRun(store: Store, runId: string, planHash: string): number {
   const seq = store.db
-    .prepare<{ runId: string; planHash: string }, number | null>(`
+    .prepare<{ runId: string; planHash: string }, number | null>(
+      `
       SELECT min(seq) FROM audit_log
       WHERE run_id = @runId
          OR (entity = 'plan' AND entity_id = @planHash)
-         OR (entity IN ('evidence', 'signoff') AND json_extract(detail_json, '$.planHash') = @planHash)`)
+         OR (entity IN ('evidence', 'signoff') AND json_extract(detail_json, '$.planHash') = @planHash)`,
+    )
     .pluck()
     .get({ runId, planHash });
   return seq ?? 1;
@@ -24,7 +26,12 @@ export function firstSeqOfRun(store: Store, runId: string, planHash: string): nu
 
 export function collectRun(store: Store, runId: string): BundleSections {
   const run = store.runs.get(runId);
-  if (!run) throw new InputError(`no run "${runId}" in ${store.file}`, { field: '--run-id', value: runId, hint: 'list runs with `run-backfill status`' });
+  if (!run)
+    throw new InputError(`no run "${runId}" in ${store.file}`, {
+      field: '--run-id',
+      value: runId,
+      hint: 'list runs with `run-backfill status`',
+    });
   const plan = store.plans.get(run.planHash);
   const job = store.jobs.get(run.jobName);
   const { signoffs, identities } = evidenceRepos(store);
@@ -34,12 +41,22 @@ export function collectRun(store: Store, runId: string): BundleSections {
   for (const e of [...store.evidence.list({ planHash: run.planHash }), ...store.evidence.list({ runId })].sort((a, b) => a.id - b.id)) {
     if (seen.has(e.id)) continue;
     seen.add(e.id);
-    evidence.push({ id: e.id, runId: e.runId, planHash: e.planHash, kind: e.kind, createdAt: e.createdAt, bodyJson: bodyOf.get(e.id) ?? '', bodySha256: e.bodySha256 });
+    evidence.push({
+      id: e.id,
+      runId: e.runId,
+      planHash: e.planHash,
+      kind: e.kind,
+      createdAt: e.createdAt,
+      bodyJson: bodyOf.get(e.id) ?? '',
+      bodySha256: e.bodySha256,
+    });
   }
   const fromSeq = firstSeqOfRun(store, runId, run.planHash);
   return {
     run: [{ ...run }],
-    plan: plan ? [{ planHash: plan.planHash, requestId: plan.requestId, jobName: plan.jobName, plan: plan.plan, createdAt: plan.createdAt }] : [],
+    plan: plan
+      ? [{ planHash: plan.planHash, requestId: plan.requestId, jobName: plan.jobName, plan: plan.plan, createdAt: plan.createdAt }]
+      : [],
     // The jobs table keeps a job's newest definition: include it only if it is the version that ran.
     job: job && job.jobHash === run.jobHash ? [{ jobHash: job.jobHash, definition: job.definition }] : [],
     partitions: store.partitions.list(runId).map((p) => ({ ...p })),
@@ -53,7 +70,9 @@ export function collectRun(store: Store, runId: string): BundleSections {
       importedAt: s.importedAt,
       importedBy: s.importedBy,
     })),
-    identities: identities.list().map(({ name, role, publicKeyPem, fingerprint, registeredAt }) => ({ name, role, publicKeyPem, fingerprint, registeredAt })),
+    identities: identities
+      .list()
+      .map(({ name, role, publicKeyPem, fingerprint, registeredAt }) => ({ name, role, publicKeyPem, fingerprint, registeredAt })),
     audit: store.audit.chain({ fromSeq }),
   };
 }

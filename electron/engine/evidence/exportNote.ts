@@ -28,7 +28,14 @@ export function exportBundle(store: Store, runId: string, options: ExportOptions
   return store.transaction(() => {
     const imported = importedBundle(store, runId);
     if (imported) {
-      store.audit.append({ runId, entity: 'run', entityId: runId, event: 'note.exported', actor: options.actor, detail: { format: options.format, imported: true, manifestSha256: manifestHash(imported.manifest) } });
+      store.audit.append({
+        runId,
+        entity: 'run',
+        entityId: runId,
+        event: 'note.exported',
+        actor: options.actor,
+        detail: { format: options.format, imported: true, manifestSha256: manifestHash(imported.manifest) },
+      });
       return imported;
     }
     const sections = collectRun(store, runId);

@@ -46,7 +46,9 @@ export function createFileKeyVault(options: FileKeyVaultOptions): KeyVault {
   function passphrase(): string {
     const text = options.passphrase();
     if (text.length < MIN_PASSPHRASE) {
-      throw new InputError(`the passphrase is too short (${text.length} characters): use at least ${MIN_PASSPHRASE}`, { field: 'passphrase' });
+      throw new InputError(`the passphrase is too short (${text.length} characters): use at least ${MIN_PASSPHRASE}`, {
+        field: 'passphrase',
+      });
     }
     return text;
   }
@@ -62,7 +64,13 @@ export function createFileKeyVault(options: FileKeyVaultOptions): KeyVault {
           hint: 'choose another --name or --key-file, or move the old file aside yourself',
         });
       }
-      const header = { format: FORMAT as typeof FORMAT, name: identity.name, role: identity.role, publicKeyPem: identity.publicKeyPem, fingerprint: identity.fingerprint };
+      const header = {
+        format: FORMAT as typeof FORMAT,
+        name: identity.name,
+        role: identity.role,
+        publicKeyPem: identity.publicKeyPem,
+        fingerprint: identity.fingerprint,
+      };
       const kdf = { name: 'scrypt' as const, ...SCRYPT, salt: randomBytes(16).toString('base64') };
       const iv = randomBytes(12);
       const cipher = createCipheriv('aes-256-gcm', derive(passphrase(), kdf), iv);
@@ -89,7 +97,12 @@ export function createFileKeyVault(options: FileKeyVaultOptions): KeyVault {
       try {
         const decipher = createDecipheriv('aes-256-gcm', derive(passphrase(), content.kdf), Buffer.from(content.cipher.iv, 'base64'));
         const { format, role, publicKeyPem: pem, kdf } = content;
-        decipher.setAAD(Buffer.from(canonicalJson({ format, name: content.name, role, publicKeyPem: pem, fingerprint: content.fingerprint, kdf }), 'utf8'));
+        decipher.setAAD(
+          Buffer.from(
+            canonicalJson({ format, name: content.name, role, publicKeyPem: pem, fingerprint: content.fingerprint, kdf }),
+            'utf8',
+          ),
+        );
         decipher.setAuthTag(Buffer.from(content.cipher.tag, 'base64'));
         der = Buffer.concat([decipher.update(Buffer.from(content.ciphertext, 'base64')), decipher.final()]);
       } catch {
@@ -99,8 +112,14 @@ export function createFileKeyVault(options: FileKeyVaultOptions): KeyVault {
         });
       }
       const privateKey: KeyObject = createPrivateKey({ key: der, format: 'der', type: 'pkcs8' });
-      const identity: VaultIdentity = { name: content.name, role: content.role, publicKeyPem: publicKeyPem(privateKey), fingerprint: fingerprint(privateKey) };
-      if (identity.fingerprint !== content.fingerprint) throw new InputError(`${file}: the private key does not match the public key recorded beside it`, { file });
+      const identity: VaultIdentity = {
+        name: content.name,
+        role: content.role,
+        publicKeyPem: publicKeyPem(privateKey),
+        fingerprint: fingerprint(privateKey),
+      };
+      if (identity.fingerprint !== content.fingerprint)
+        throw new InputError(`${file}: the private key does not match the public key recorded beside it`, { file });
       return { identity, privateKey };
     },
   };
@@ -127,12 +146,20 @@ export function readKeyFile(file: string): KeyFile {
   const result = keyFileSchema.safeParse(parsed);
   if (!result.success) {
     const issue = result.error.issues[0];
-    throw new InputError(`${file} is not a Backfill Runbook key file: field "${issue?.path.join('.') ?? ''}" ${issue?.message ?? 'is invalid'}`, { file });
+    throw new InputError(
+      `${file} is not a Backfill Runbook key file: field "${issue?.path.join('.') ?? ''}" ${issue?.message ?? 'is invalid'}`,
+      { file },
+    );
   }
   checkIdentityName(result.data.name, 'name');
   return result.data;
 }
 
 function derive(passphrase: string, kdf: { N: number; r: number; p: number; salt: string }): Buffer {
-  return scryptSync(passphrase.normalize('NFC'), Buffer.from(kdf.salt, 'base64'), 32, { N: kdf.N, r: kdf.r, p: kdf.p, maxmem: 256 * 1024 * 1024 });
+  return scryptSync(passphrase.normalize('NFC'), Buffer.from(kdf.salt, 'base64'), 32, {
+    N: kdf.N,
+    r: kdf.r,
+    p: kdf.p,
+    maxmem: 256 * 1024 * 1024,
+  });
 }

@@ -81,11 +81,27 @@ export function createIdentitiesRepo(db: Database.Database, clock: Clock, audit:
     }
     const holder = statements.byFingerprint.get(fp);
     if (holder !== undefined) {
-      throw new InputError(`this key (${shortFingerprint(fp)}) is already registered as ${holder.name}: one key, one person`, { file: input.source, field: '--public-key' });
+      throw new InputError(`this key (${shortFingerprint(fp)}) is already registered as ${holder.name}: one key, one person`, {
+        file: input.source,
+        field: '--public-key',
+      });
     }
-    const row = statements.insert.get({ name: input.name, role: input.role, pem, fingerprint: fp, now: clock().toISOString(), actor: input.actor });
+    const row = statements.insert.get({
+      name: input.name,
+      role: input.role,
+      pem,
+      fingerprint: fp,
+      now: clock().toISOString(),
+      actor: input.actor,
+    });
     if (row === undefined) throw new Error('INSERT … RETURNING gave no identity row');
-    audit.append({ entity: 'identity', entityId: input.name, event: 'identity.registered', actor: input.actor, detail: { role: input.role, fingerprint: fp } });
+    audit.append({
+      entity: 'identity',
+      entityId: input.name,
+      event: 'identity.registered',
+      actor: input.actor,
+      detail: { role: input.role, fingerprint: fp },
+    });
     return { identity: toIdentity(row), created: true };
   });
 

@@ -16,17 +16,21 @@ export const IDENTITY_NAME = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
 export function checkIdentityName(name: string, field = '--name'): string {
   if (!IDENTITY_NAME.test(name)) {
-    throw new InputError(`identity name ${JSON.stringify(name)} is not allowed: use 1–64 lowercase letters, digits, '.', '-' or '_', starting with a letter or digit`, {
-      field,
-      value: name,
-      hint: 'e.g. --name alice',
-    });
+    throw new InputError(
+      `identity name ${JSON.stringify(name)} is not allowed: use 1–64 lowercase letters, digits, '.', '-' or '_', starting with a letter or digit`,
+      {
+        field,
+        value: name,
+        hint: 'e.g. --name alice',
+      },
+    );
   }
   return name;
 }
 
 export function checkRole(role: string, field = '--role'): Role {
-  if (!(ROLES as readonly string[]).includes(role)) throw new InputError(`role ${JSON.stringify(role)} is not one of ${ROLES.join(', ')}`, { field, value: role });
+  if (!(ROLES as readonly string[]).includes(role))
+    throw new InputError(`role ${JSON.stringify(role)} is not one of ${ROLES.join(', ')}`, { field, value: role });
   return role as Role;
 }
 

@@ -84,11 +84,17 @@ export function checkRequest(request: SignoffRequest, file: string): void {
   const job = jobSchema.safeParse(request.job);
   if (!job.success) fail('job', 'the job is not a valid job definition');
   const actualPlan = planHash(plan.data as z.infer<typeof planSchema>);
-  if (actualPlan !== request.planHash) fail('planHash', `the plan hashes to ${actualPlan.slice(0, 12)}…, not the planHash ${request.planHash.slice(0, 12)}… it claims`);
+  if (actualPlan !== request.planHash)
+    fail('planHash', `the plan hashes to ${actualPlan.slice(0, 12)}…, not the planHash ${request.planHash.slice(0, 12)}… it claims`);
   const actualJob = jobHash(job.data as z.infer<typeof jobSchema>);
-  if (actualJob !== request.jobHash) fail('jobHash', `the job hashes to ${actualJob.slice(0, 12)}…, not the jobHash ${request.jobHash.slice(0, 12)}… it claims`);
+  if (actualJob !== request.jobHash)
+    fail('jobHash', `the job hashes to ${actualJob.slice(0, 12)}…, not the jobHash ${request.jobHash.slice(0, 12)}… it claims`);
   const actualImpact = sha256Hex(request.impact.bodyJson);
-  if (actualImpact !== request.impactHash) fail('impactHash', `the dry-run evidence hashes to ${actualImpact.slice(0, 12)}…, not the impactHash ${request.impactHash.slice(0, 12)}… it claims`);
+  if (actualImpact !== request.impactHash)
+    fail(
+      'impactHash',
+      `the dry-run evidence hashes to ${actualImpact.slice(0, 12)}…, not the impactHash ${request.impactHash.slice(0, 12)}… it claims`,
+    );
   let body: unknown;
   try {
     body = JSON.parse(request.impact.bodyJson);
@@ -96,8 +102,13 @@ export function checkRequest(request: SignoffRequest, file: string): void {
     fail('impact.bodyJson', 'the dry-run evidence is not JSON');
   }
   const measuredJob = (body as { jobHash?: unknown } | null)?.jobHash;
-  if (measuredJob !== request.jobHash) fail('impact', `the dry run measured job ${String(measuredJob).slice(0, 12)}…, not the job ${request.jobHash.slice(0, 12)}… of the request`);
-  if ((plan.data as { request_id: string }).request_id !== request.requestId) fail('requestId', `the plan's request_id is not ${request.requestId}`);
+  if (measuredJob !== request.jobHash)
+    fail(
+      'impact',
+      `the dry run measured job ${String(measuredJob).slice(0, 12)}…, not the job ${request.jobHash.slice(0, 12)}… of the request`,
+    );
+  if ((plan.data as { request_id: string }).request_id !== request.requestId)
+    fail('requestId', `the plan's request_id is not ${request.requestId}`);
 }
 
 export function signRequest(request: SignoffRequest, signer: UnlockedIdentity, comment: string, at: Date): SignatureFile {
@@ -113,22 +124,37 @@ export function signRequest(request: SignoffRequest, signer: UnlockedIdentity, c
     at: at.toISOString(),
   };
   const signedText = canonicalJson(statement);
-  return { format: SIGNATURE_FORMAT, statement, signedText, signature: signText(signer.privateKey, signedText), publicKeyPem: signer.identity.publicKeyPem };
+  return {
+    format: SIGNATURE_FORMAT,
+    statement,
+    signedText,
+    signature: signText(signer.privateKey, signedText),
+    publicKeyPem: signer.identity.publicKeyPem,
+  };
 }
 
 /** Parses a signature file and proves it self-consistent: text = statement, key = signerKey, signature valid. */
 export function readSignatureFile(text: string, file: string): SignatureFile {
   const sig = parseJsonFile(text, signatureFileSchema, file, 'sign-off signature file');
   if (sig.signedText !== canonicalJson(sig.statement)) {
-    throw new InputError(`${file}: signedText is not the canonical form of statement: one of them was edited after signing`, { file, field: 'signedText' });
+    throw new InputError(`${file}: signedText is not the canonical form of statement: one of them was edited after signing`, {
+      file,
+      field: 'signedText',
+    });
   }
   const key = parsePublicKey(sig.publicKeyPem, `${file} (publicKeyPem)`);
   const fp = fingerprint(key);
   if (fp !== sig.statement.signerKey) {
-    throw new InputError(`${file}: the statement names key ${shortFingerprint(sig.statement.signerKey)} but the file carries key ${shortFingerprint(fp)}`, { file, field: 'publicKeyPem' });
+    throw new InputError(
+      `${file}: the statement names key ${shortFingerprint(sig.statement.signerKey)} but the file carries key ${shortFingerprint(fp)}`,
+      { file, field: 'publicKeyPem' },
+    );
   }
   if (!verifyText(key, sig.signedText, sig.signature)) {
-    throw new InputError(`${file}: the signature does not verify against ${sig.statement.signer}'s key ${shortFingerprint(fp)}: the file was altered after signing`, { file, field: 'signature' });
+    throw new InputError(
+      `${file}: the signature does not verify against ${sig.statement.signer}'s key ${shortFingerprint(fp)}: the file was altered after signing`,
+      { file, field: 'signature' },
+    );
   }
   return sig;
 }

@@ -17,10 +17,13 @@ export function planHashForRequest(store: Store, requestId: string): string {
     .pluck()
     .get(requestId);
   if (hash === undefined) {
-    throw new InputError(`no run and no saved plan "${requestId}" in ${store.file}: dry-run the plan first (add --dry-run to the run command)`, {
-      field: '--run-id',
-      value: requestId,
-    });
+    throw new InputError(
+      `no run and no saved plan "${requestId}" in ${store.file}: dry-run the plan first (add --dry-run to the run command)`,
+      {
+        field: '--run-id',
+        value: requestId,
+      },
+    );
   }
   return hash;
 }
@@ -28,21 +31,31 @@ export function planHashForRequest(store: Store, requestId: string): string {
 export function buildSignoffRequest(store: Store, input: { planHash: string; job: Job; operator: string; at?: Date }): SignoffRequest {
   const { planHash } = input;
   const saved = store.plans.get(planHash);
-  if (!saved) throw new InputError(`plan ${planHash.slice(0, 12)}… is not on record in ${store.file}: dry-run it first (add --dry-run to the run command)`, { value: planHash });
+  if (!saved)
+    throw new InputError(
+      `plan ${planHash.slice(0, 12)}… is not on record in ${store.file}: dry-run it first (add --dry-run to the run command)`,
+      { value: planHash },
+    );
   const impact = store.evidence.latest({ planHash, kind: 'dry-run' });
   if (!impact) {
-    throw new InputError(`no dry run on record for plan ${planHash.slice(0, 12)}… (${saved.requestId}): a lead signs the plan together with its measured impact — dry-run it first`, {
-      value: planHash,
-    });
+    throw new InputError(
+      `no dry run on record for plan ${planHash.slice(0, 12)}… (${saved.requestId}): a lead signs the plan together with its measured impact — dry-run it first`,
+      {
+        value: planHash,
+      },
+    );
   }
   const bodyJson = store.db.prepare<[number], string>('SELECT body_json FROM evidence WHERE id = ?').pluck().get(impact.id) ?? '';
   const body = impact.body as { jobHash?: string; summary?: string; tier?: string };
   const currentJob = jobHash(input.job);
   if (body.jobHash !== currentJob) {
-    throw new InputError(`job "${input.job.name}" changed since the dry run of plan ${planHash.slice(0, 12)}… (dry run measured ${String(body.jobHash).slice(0, 12)}…, the job file is now ${currentJob.slice(0, 12)}…): dry-run again`, {
-      field: 'job',
-      value: input.job.name,
-    });
+    throw new InputError(
+      `job "${input.job.name}" changed since the dry run of plan ${planHash.slice(0, 12)}… (dry run measured ${String(body.jobHash).slice(0, 12)}…, the job file is now ${currentJob.slice(0, 12)}…): dry-run again`,
+      {
+        field: 'job',
+        value: input.job.name,
+      },
+    );
   }
   const request: SignoffRequest = {
     format: REQUEST_FORMAT,

@@ -41,7 +41,14 @@ export function signoffProblem(s: Signoff, ctx: SignoffContext): string | null {
   }
   const statement = signoffStatementSchema.safeParse(safeParse(s.statementJson));
   const st = statement.success ? statement.data : undefined;
-  if (!st || st.planHash !== s.planHash || st.jobHash !== s.jobHash || st.impactHash !== s.impactHash || st.signer !== s.signer || st.signerKey !== s.signerKey) {
+  if (
+    !st ||
+    st.planHash !== s.planHash ||
+    st.jobHash !== s.jobHash ||
+    st.impactHash !== s.impactHash ||
+    st.signer !== s.signer ||
+    st.signerKey !== s.signerKey
+  ) {
     return `${who} does not count: the recorded columns differ from the signed statement (sha256 ${sha256Hex(s.statementJson).slice(0, 12)}…)`;
   }
   if (identity.role !== 'lead') {

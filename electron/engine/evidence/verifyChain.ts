@@ -41,10 +41,15 @@ export function verifyChain(entries: readonly ChainedEntry[], options: VerifyCha
     const prev = entries[i - 1];
     const next = entries[i + 1];
     if (!e.hash || !e.prevHash) {
-      return report({ kind: 'unchained', seq: e.seq, message: `entry ${label(e)} carries no hash: it was written around the audit repository` });
+      return report({
+        kind: 'unchained',
+        seq: e.seq,
+        message: `entry ${label(e)} carries no hash: it was written around the audit repository`,
+      });
     }
     if (prev && e.seq < prev.seq) {
-      const pair = e.seq === prev.seq - 1 ? `entries seq ${e.seq} and ${prev.seq} were swapped` : `entry seq ${e.seq} was moved after seq ${prev.seq}`;
+      const pair =
+        e.seq === prev.seq - 1 ? `entries seq ${e.seq} and ${prev.seq} were swapped` : `entry seq ${e.seq} was moved after seq ${prev.seq}`;
       return report({ kind: 'reordered', seq: e.seq, message: `${pair}: the log lists ${label(prev)} before ${label(e)}` });
     }
     if (prev && e.seq === prev.seq) {
@@ -60,14 +65,26 @@ export function verifyChain(entries: readonly ChainedEntry[], options: VerifyCha
     }
     if (e.seq !== expectedSeq) {
       const gap = e.seq - 1 === expectedSeq ? `seq ${expectedSeq} is` : `seq ${expectedSeq}–${e.seq - 1} are`;
-      return report({ kind: 'deleted', seq: expectedSeq, message: `entry ${gap} missing (deleted): the log goes from ${prev ? label(prev) : 'its start'} to ${label(e)}` });
+      return report({
+        kind: 'deleted',
+        seq: expectedSeq,
+        message: `entry ${gap} missing (deleted): the log goes from ${prev ? label(prev) : 'its start'} to ${label(e)}`,
+      });
     }
     if (entryHash(e.prevHash, e) !== e.hash) {
       if (next && swappedPair(e, next)) {
-        return report({ kind: 'reordered', seq: e.seq, message: `entries seq ${e.seq} and ${next.seq} were swapped: each holds the other's content (${e.event} / ${next.event})` });
+        return report({
+          kind: 'reordered',
+          seq: e.seq,
+          message: `entries seq ${e.seq} and ${next.seq} were swapped: each holds the other's content (${e.event} / ${next.event})`,
+        });
       }
       if (next && entryHash(e.prevHash, e) === next.prevHash) {
-        return report({ kind: 'hash-altered', seq: e.seq, message: `entry ${label(e)} had its stored hash altered to ${short(e.hash)} (its content still matches the link from seq ${next.seq})` });
+        return report({
+          kind: 'hash-altered',
+          seq: e.seq,
+          message: `entry ${label(e)} had its stored hash altered to ${short(e.hash)} (its content still matches the link from seq ${next.seq})`,
+        });
       }
       const field = options.explainEdit?.(e);
       return report({

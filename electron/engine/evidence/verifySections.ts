@@ -22,8 +22,10 @@ export function compareSection(section: SectionName, expected: readonly Manifest
   const problems: string[] = [];
   const expectedIds = expected.map((e) => e.id);
   const actualIds = actual.map((a) => a.id);
-  for (const id of expectedIds) if (!actualIds.includes(id)) problems.push(`${noun} ${id} is missing from ${section}[]: it was removed after export`);
-  for (const id of actualIds) if (!expectedIds.includes(id)) problems.push(`${noun} ${id} in ${section}[] was not in the note when it was exported: it was added`);
+  for (const id of expectedIds)
+    if (!actualIds.includes(id)) problems.push(`${noun} ${id} is missing from ${section}[]: it was removed after export`);
+  for (const id of actualIds)
+    if (!expectedIds.includes(id)) problems.push(`${noun} ${id} in ${section}[] was not in the note when it was exported: it was added`);
   const common = expectedIds.filter((id) => actualIds.includes(id));
   const order = actualIds.filter((id) => expectedIds.includes(id));
   const at = common.findIndex((id, i) => order[i] !== id);
@@ -39,12 +41,18 @@ export function compareSection(section: SectionName, expected: readonly Manifest
     const want = expected.find((e) => e.id === item.id);
     if (!want || want.sha256 === item.sha256) return;
     const fields = changedFields(want, item);
-    problems.push(`${noun} ${item.id} (${section}[${index}]) was changed after export: field${fields.length === 1 ? '' : 's'} ${fields.join(', ')}`);
+    problems.push(
+      `${noun} ${item.id} (${section}[${index}]) was changed after export: field${fields.length === 1 ? '' : 's'} ${fields.join(', ')}`,
+    );
   });
   return problems;
 }
 
-export function compareSections(manifest: Manifest, bundle: Record<SectionName, readonly object[]>, skip: readonly SectionName[] = []): string[] {
+export function compareSections(
+  manifest: Manifest,
+  bundle: Record<SectionName, readonly object[]>,
+  skip: readonly SectionName[] = [],
+): string[] {
   const problems: string[] = [];
   for (const section of SECTION_NAMES) {
     if (skip.includes(section)) continue;

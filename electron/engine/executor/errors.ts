@@ -24,7 +24,10 @@ export class PartitionBusyError extends Error {
 export class CommitOutcomeUnknownError extends Error {
   override readonly name = 'CommitOutcomeUnknownError';
   constructor(partitionKey: string, cause: unknown) {
-    super(`partition ${partitionKey}: the COMMIT was sent but its answer was lost (${cause instanceof Error ? cause.message : String(cause)}); the target's marker decides`, { cause });
+    super(
+      `partition ${partitionKey}: the COMMIT was sent but its answer was lost (${cause instanceof Error ? cause.message : String(cause)}); the target's marker decides`,
+      { cause },
+    );
   }
 }
 

@@ -9,7 +9,17 @@ export type ExecutorEvent =
   | { type: 'stopping'; reason: string; kind: 'operator' | 'condition' }
   | { type: 'retuned'; concurrency: number; sleepMs: number }
   | { type: 'reconciled'; ok: number; problems: number }
-  | { type: 'run-finished'; runId: string; status: RunOutcomeStatus; published: number; failed: number; pending: number; rows: number; ms: number; reason: string | null };
+  | {
+      type: 'run-finished';
+      runId: string;
+      status: RunOutcomeStatus;
+      published: number;
+      failed: number;
+      pending: number;
+      rows: number;
+      ms: number;
+      reason: string | null;
+    };
 
 export type RunOutcomeStatus = 'succeeded' | 'failed' | 'paused' | 'halted';
 

@@ -51,6 +51,8 @@ export function runMetrics(store: Store, runId: string, now: Date = new Date()):
     checkpointAgeS: last ? Math.max(0, Math.round((now.getTime() - Date.parse(last)) / 1000)) : null,
     stopCount,
     duplicateKeys: rows ? rows.reduce((n, r) => n + (r.duplicateKeys ?? 0), 0) : null,
-    validationDiffRatio: rows ? Math.max(0, ...rows.flatMap((r) => r.checks.map((c) => (Number.isFinite(c.diffRatio) ? c.diffRatio : 1)))) : null,
+    validationDiffRatio: rows
+      ? Math.max(0, ...rows.flatMap((r) => r.checks.map((c) => (Number.isFinite(c.diffRatio) ? c.diffRatio : 1))))
+      : null,
   };
 }

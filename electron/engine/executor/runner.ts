@@ -87,7 +87,9 @@ export class Runner {
       await this.options.monitor?.close();
       if (!run) throw new GateError(`no run "${runId}" in the local store`);
       const current = store.runs.get(runId);
-      throw new GateError(`run "${runId}" is being executed by another process (${current?.leaseOwner ?? 'unknown'}); only one executor may drive a run`);
+      throw new GateError(
+        `run "${runId}" is being executed by another process (${current?.leaseOwner ?? 'unknown'}); only one executor may drive a run`,
+      );
     }
     // Fixed for the life of a run: read once, not per partition.
     this.planHash = run.planHash;
@@ -101,10 +103,25 @@ export class Runner {
       store.runs.setStatus(runId, 'running', { actor, event: resumed ? 'run.resumed' : 'run.started' });
       if (run.status === 'running') {
         // Left 'running' by a crash: no status change to record, but the resume is an event.
-        store.audit.append({ runId, entity: 'run', entityId: runId, event: 'run.resumed', actor, detail: { after: 'an interruption that left the run running (crash or kill)' } });
+        store.audit.append({
+          runId,
+          entity: 'run',
+          entityId: runId,
+          event: 'run.resumed',
+          actor,
+          detail: { after: 'an interruption that left the run running (crash or kill)' },
+        });
       }
       const counts = store.partitions.countByStatus(runId);
-      this.emit({ type: 'run-started', runId, total: run.partitionsTotal, toDo: queue.length, published: counts.published, resumed, concurrency: settings.concurrency });
+      this.emit({
+        type: 'run-started',
+        runId,
+        total: run.partitionsTotal,
+        toDo: queue.length,
+        published: counts.published,
+        resumed,
+        concurrency: settings.concurrency,
+      });
       await this.drive(queue);
       return await this.finish(started);
     } finally {
@@ -121,22 +138,27 @@ export class Runner {
     // Already stopping (an operator's Ctrl-C, say): nothing new fired — and a soft stop must
     // never be turned into a rollback of the partition in flight.
     if (!monitor || this.stopReason) return false;
-    const fired = await (phase === 'before' ? monitor.before() : monitor.during()).catch(
-      (err: unknown): Fired => ({ condition: 'probe', measured: 'unknown', threshold: 'measurable', reason: `a stop condition could not be measured, halting to be safe: ${message(err)}` }),
-    );
+    const fired = await (phase === 'before' ? monitor.before() : monitor.during()).catch((err: unknown): Fired => ({
+      condition: 'probe',
+      measured: 'unknown',
+      threshold: 'measurable',
+      reason: `a stop condition could not be measured, halting to be safe: ${message(err)}`,
+    }));
     if (fired) this.fire(fired);
     return Boolean(fired);
   }
 
   private fire(fired: Fired): void {
-    this.recordQuietly(() => this.options.store.audit.append({
-      runId: this.options.runId,
-      entity: 'run',
-      entityId: this.options.runId,
-      event: 'run.stop-condition',
-      actor: this.options.actor,
-      detail: { ...fired },
-    }));
+    this.recordQuietly(() =>
+      this.options.store.audit.append({
+        runId: this.options.runId,
+        entity: 'run',
+        entityId: this.options.runId,
+        event: 'run.stop-condition',
+        actor: this.options.actor,
+        detail: { ...fired },
+      }),
+    );
     this.requestStop(fired.reason, 'condition');
   }
 
@@ -222,10 +244,20 @@ export class Runner {
         store.partitions.transition(run.runId, p.key, 'published', { rowsWritten: mark.rowsWritten, checksum: mark.checksum }, actor, {
           resolvedBy: 'target marker',
         });
-        this.emit({ type: 'partition-resolved', key: p.key, status: 'published', reason: 'committed before the interruption: marker found on the target' });
+        this.emit({
+          type: 'partition-resolved',
+          key: p.key,
+          status: 'published',
+          reason: 'committed before the interruption: marker found on the target',
+        });
       } else {
         store.partitions.transition(run.runId, p.key, 'pending', {}, actor, { resolvedBy: 'no marker: the transaction rolled back' });
-        this.emit({ type: 'partition-resolved', key: p.key, status: 'pending', reason: 'rolled back at the interruption: no marker on the target' });
+        this.emit({
+          type: 'partition-resolved',
+          key: p.key,
+          status: 'pending',
+          reason: 'rolled back at the interruption: no marker on the target',
+        });
       }
     }
   }
@@ -335,7 +367,13 @@ export class Runner {
         unwatch();
         store.partitions.transition(runId, partition.key, 'published', resultPatch(result), actor);
         this.consecutiveFailures = 0;
-        this.emit({ type: 'partition-published', key: partition.key, rows: result.rowsWritten, ms: Date.now() - started, checksum: result.checksum });
+        this.emit({
+          type: 'partition-published',
+          key: partition.key,
+          rows: result.rowsWritten,
+          ms: Date.now() - started,
+          checksum: result.checksum,
+        });
         return;
       } catch (err) {
         unwatch();
@@ -353,7 +391,13 @@ export class Runner {
   }
 
   /** Decides what a failed attempt means for the partition and the run. */
-  private async handleFailure(partition: Partition, attempt: number, err: unknown, canRetry: boolean, markerAsked = false): Promise<'retry' | 'done'> {
+  private async handleFailure(
+    partition: Partition,
+    attempt: number,
+    err: unknown,
+    canRetry: boolean,
+    markerAsked = false,
+  ): Promise<'retry' | 'done'> {
     const { target } = this.options;
     const text = message(err);
     if (err instanceof StoreError) {
@@ -405,7 +449,8 @@ export class Runner {
     this.emit({ type: 'partition-failed', key: partition.key, error: text });
     this.consecutiveFailures += 1;
     const limit = this.options.maxConsecutiveFailures ?? 3;
-    if (this.consecutiveFailures >= limit) this.requestStop(`${this.consecutiveFailures} consecutive partition failures (limit ${limit})`, 'condition');
+    if (this.consecutiveFailures >= limit)
+      this.requestStop(`${this.consecutiveFailures} consecutive partition failures (limit ${limit})`, 'condition');
     return 'done';
   }
 
@@ -414,7 +459,12 @@ export class Runner {
    * its COMMIT may have been lost: `published` is recorded in the ledger; `unknown` (the target
    * cannot be asked) halts the run with the partition left in flight — resume asks the marker.
    */
-  private async settleByMarker(partition: Partition, attempt: number, text: string, why: string): Promise<'published' | 'absent' | 'unknown'> {
+  private async settleByMarker(
+    partition: Partition,
+    attempt: number,
+    text: string,
+    why: string,
+  ): Promise<'published' | 'absent' | 'unknown'> {
     const { store, runId, target, actor } = this.options;
     const lookup = await target.readMarks([partition.key]).then(
       (m) => ({ reachable: true as const, mark: m.get(partition.key) }),
@@ -422,7 +472,10 @@ export class Runner {
     );
     if (!lookup.reachable) {
       // Not knowing is not failing: leave the partition in flight; resume asks the marker.
-      this.requestStop(`lost contact with ${target.label} (${text}; then ${lookup.error}): partition ${partition.key} is decided on resume by the target's marker`, 'condition');
+      this.requestStop(
+        `lost contact with ${target.label} (${text}; then ${lookup.error}): partition ${partition.key} is decided on resume by the target's marker`,
+        'condition',
+      );
       return 'unknown';
     }
     const mark = lookup.mark;

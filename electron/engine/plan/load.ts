@@ -28,7 +28,8 @@ export function parseYamlFile<T>(file: string, schema: z.ZodType<T>, what: What)
     text = readFileSync(file, 'utf8');
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new InputError(`${what} file ${file} not found: ${NOT_FOUND_HINT[what]}`, { file, hint: NOT_FOUND_HINT[what] });
+    if (code === 'ENOENT')
+      throw new InputError(`${what} file ${file} not found: ${NOT_FOUND_HINT[what]}`, { file, hint: NOT_FOUND_HINT[what] });
     if (code === 'EISDIR') throw new InputError(`${what} file ${file} is a folder, not a YAML file`, { file });
     throw new InputError(`${what} file ${file} cannot be read: ${(error as Error).message}`, { file });
   }
@@ -57,7 +58,10 @@ export function parseYamlFile<T>(file: string, schema: z.ZodType<T>, what: What)
   // A misspelt field shows up twice: as a missing field and as an unknown one. The unknown one,
   // with its "did you mean", is the one that tells the user what to fix, so it goes first.
   const explained = issues.map((issue) => describeIssue(issue, data, schema));
-  const index = Math.max(0, explained.findIndex((d) => d.suggested));
+  const index = Math.max(
+    0,
+    explained.findIndex((d) => d.suggested),
+  );
   const described = explained[index];
   if (!described) throw new InputError(`${file}: not a valid ${what} file`, { file });
   const others = issues.length - 1;
@@ -82,39 +86,52 @@ export function findJobs(jobsDir: string): string[] {
     entries = readdirSync(jobsDir);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT') throw new InputError(`jobs folder ${jobsDir} not found: pass --jobs DIR`, { file: jobsDir, hint: 'pass --jobs DIR' });
+    if (code === 'ENOENT')
+      throw new InputError(`jobs folder ${jobsDir} not found: pass --jobs DIR`, { file: jobsDir, hint: 'pass --jobs DIR' });
     if (code === 'ENOTDIR') throw new InputError(`jobs folder ${jobsDir} is a file, not a folder: pass --jobs DIR`, { file: jobsDir });
     throw new InputError(`jobs folder ${jobsDir} cannot be read: ${(error as Error).message}`, { file: jobsDir });
   }
-  const names = entries.map((entry) => /^(.*)\.ya?ml$/.exec(entry)?.[1]).filter((name): name is string => name !== undefined && JOB_NAME.test(name));
+  const names = entries
+    .map((entry) => /^(.*)\.ya?ml$/.exec(entry)?.[1])
+    .filter((name): name is string => name !== undefined && JOB_NAME.test(name));
   return [...new Set(names)].sort();
 }
 
 export function loadJob(jobsDir: string, name: string, config?: Config): { job: Job; file: string } {
   if (!JOB_NAME.test(name)) {
-    throw new InputError(`job name ${showValue(name)} is not valid: use lowercase letters, digits, ".", "_" or "-", starting with a letter or digit`, {
-      field: 'job',
-      value: name,
-    });
+    throw new InputError(
+      `job name ${showValue(name)} is not valid: use lowercase letters, digits, ".", "_" or "-", starting with a letter or digit`,
+      {
+        field: 'job',
+        value: name,
+      },
+    );
   }
   const available = findJobs(jobsDir);
   if (!available.includes(name)) {
     const guess = closest(name, available);
     const list = available.length > 0 ? `jobs available there: ${available.join(', ')}` : 'that folder has no job files (<name>.yaml)';
-    throw new InputError(`job ${name} not found in ${jobsDir}${guess ? ` (did you mean ${guess}?)` : ''}: ${list}`, { field: 'job', value: name });
+    throw new InputError(`job ${name} not found in ${jobsDir}${guess ? ` (did you mean ${guess}?)` : ''}: ${list}`, {
+      field: 'job',
+      value: name,
+    });
   }
   const candidates = [`${name}.yaml`, `${name}.yml`].map((f) => path.join(jobsDir, f)).filter(isFile);
-  if (candidates.length > 1) throw new InputError(`job ${name} is defined twice, in ${candidates.join(' and ')}: keep one`, { field: 'job', value: name });
+  if (candidates.length > 1)
+    throw new InputError(`job ${name} is defined twice, in ${candidates.join(' and ')}: keep one`, { field: 'job', value: name });
   const file = candidates[0];
   if (file === undefined) throw new InputError(`job ${name} in ${jobsDir} is not a file`, { field: 'job', value: name });
 
   const job = parseYamlFile(file, jobSchema, 'job');
   if (job.name !== name) {
-    throw new InputError(`${file}: field "name": ${showValue(job.name)} does not match the file name ${name}: rename the file or the job so they agree`, {
-      file,
-      field: 'name',
-      value: job.name,
-    });
+    throw new InputError(
+      `${file}: field "name": ${showValue(job.name)} does not match the file name ${name}: rename the file or the job so they agree`,
+      {
+        file,
+        field: 'name',
+        value: job.name,
+      },
+    );
   }
   if (config) {
     const known = Object.keys(config.connections);
@@ -123,11 +140,14 @@ export function loadJob(jobsDir: string, name: string, config?: Config): { job: 
       if (!Object.hasOwn(config.connections, value)) {
         const guess = closest(value, known);
         const list = known.length > 0 ? `connections in the config: ${known.join(', ')}` : 'the config has no connections';
-        throw new InputError(`${file}: field "${field}": ${showValue(value)} is not a connection in the config${guess ? ` (did you mean "${guess}"?)` : ''}; ${list}`, {
-          file,
-          field,
-          value,
-        });
+        throw new InputError(
+          `${file}: field "${field}": ${showValue(value)} is not a connection in the config${guess ? ` (did you mean "${guess}"?)` : ''}; ${list}`,
+          {
+            file,
+            field,
+            value,
+          },
+        );
       }
     }
   }
@@ -148,7 +168,13 @@ type Segment = PropertyKey;
 
 function fieldName(segments: readonly Segment[]): string {
   return segments
-    .map((s, i) => (typeof s === 'number' ? `[${s}]` : typeof s === 'string' && /^[A-Za-z0-9_-]+$/.test(s) ? `${i === 0 ? '' : '.'}${s}` : `[${JSON.stringify(String(s))}]`))
+    .map((s, i) =>
+      typeof s === 'number'
+        ? `[${s}]`
+        : typeof s === 'string' && /^[A-Za-z0-9_-]+$/.test(s)
+          ? `${i === 0 ? '' : '.'}${s}`
+          : `[${JSON.stringify(String(s))}]`,
+    )
     .join('');
 }
 
@@ -197,18 +223,28 @@ function describeIssue(issue: z.core.$ZodIssue, data: unknown, schema: z.ZodType
       const guess = closest(key, allowed);
       const help = guess ? ` (did you mean "${guess}"?)` : allowed.length > 0 ? ` (allowed: ${allowed.join(', ')})` : '';
       const extra = issue.keys.length > 1 ? ` and ${issue.keys.length - 1} more unknown field${issue.keys.length > 2 ? 's' : ''}` : '';
-      return { message: `unknown field "${name}"${help}${extra}`, field: name, value: valueAt(data, [...issue.path, key]), suggested: guess !== undefined };
+      return {
+        message: `unknown field "${name}"${help}${extra}`,
+        field: name,
+        value: valueAt(data, [...issue.path, key]),
+        suggested: guess !== undefined,
+      };
     }
     case 'invalid_value': {
       const list = issue.values.map(String).join(', ');
-      if (value === undefined || value === null) return { message: `field "${field}" is ${value === null ? 'empty' : 'missing'}: one of ${list}`, field, value };
+      if (value === undefined || value === null)
+        return { message: `field "${field}" is ${value === null ? 'empty' : 'missing'}: one of ${list}`, field, value };
       return at(`${got(value)} is not one of ${list}`);
     }
     case 'invalid_union': {
       const options = (issue as { options?: unknown[] }).options;
       if (!options) return at(issue.message);
-      const list = options.filter((o) => o !== undefined).map(String).join(', ');
-      if (value === undefined || value === null) return { message: `field "${field}" is ${value === null ? 'empty' : 'missing'}: one of ${list}`, field, value };
+      const list = options
+        .filter((o) => o !== undefined)
+        .map(String)
+        .join(', ');
+      if (value === undefined || value === null)
+        return { message: `field "${field}" is ${value === null ? 'empty' : 'missing'}: one of ${list}`, field, value };
       return at(`${got(value)} is not one of ${list}`);
     }
     case 'too_small':
@@ -228,7 +264,8 @@ function describeIssue(issue: z.core.$ZodIssue, data: unknown, schema: z.ZodType
 function boundText(issue: z.core.$ZodIssueTooSmall | z.core.$ZodIssueTooBig): string {
   const small = issue.code === 'too_small';
   const limit = Number(small ? issue.minimum : issue.maximum);
-  if (issue.origin === 'string') return small && limit === 1 ? 'must not be empty' : `must be ${small ? 'at least' : 'at most'} ${limit} characters`;
+  if (issue.origin === 'string')
+    return small && limit === 1 ? 'must not be empty' : `must be ${small ? 'at least' : 'at most'} ${limit} characters`;
   if (issue.origin === 'array') return `needs ${small ? 'at least' : 'at most'} ${limit} item${limit === 1 ? '' : 's'}`;
   if (small) return issue.inclusive === false ? `must be greater than ${limit}` : `must be at least ${limit}`;
   return issue.inclusive === false ? `must be less than ${limit}` : `must be at most ${limit}`;
@@ -247,7 +284,11 @@ function allowedKeys(schema: z.ZodType, segments: readonly Segment[], data: unkn
         const option = unwrap(o);
         const literal: unknown = option instanceof z.ZodObject ? (option.shape as Record<string, unknown>)[discriminator] : undefined;
         // An optional discriminator (a job's Postgres source or target may leave out `kind`) matches its absence.
-        if (literal instanceof z.ZodOptional) return tag === undefined || (literal.unwrap() instanceof z.ZodLiteral && (literal.unwrap() as z.ZodLiteral).values.has(tag as z.core.util.Literal));
+        if (literal instanceof z.ZodOptional)
+          return (
+            tag === undefined ||
+            (literal.unwrap() instanceof z.ZodLiteral && (literal.unwrap() as z.ZodLiteral).values.has(tag as z.core.util.Literal))
+          );
         return literal instanceof z.ZodLiteral && literal.values.has(tag as z.core.util.Literal);
       });
       if (!current) return [];
@@ -265,7 +306,12 @@ function allowedKeys(schema: z.ZodType, segments: readonly Segment[], data: unkn
 
 function unwrap(schema: z.ZodType): z.ZodType {
   let current = schema;
-  while (current instanceof z.ZodOptional || current instanceof z.ZodDefault || current instanceof z.ZodPrefault || current instanceof z.ZodNullable) {
+  while (
+    current instanceof z.ZodOptional ||
+    current instanceof z.ZodDefault ||
+    current instanceof z.ZodPrefault ||
+    current instanceof z.ZodNullable
+  ) {
     current = current.unwrap() as z.ZodType;
   }
   return current;
@@ -284,7 +330,9 @@ function closest(word: string, candidates: readonly string[]): string | undefine
 
 /** Edits (insert, delete, replace, swap two neighbours) between a and b: "tabel" is one from "table". */
 function editDistance(a: string, b: string): number {
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   const at = (i: number, j: number) => d[i]?.[j] ?? Infinity;
   for (let i = 1; i <= a.length; i++) {
     const row = d[i] as number[];

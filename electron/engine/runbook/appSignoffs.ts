@@ -50,14 +50,26 @@ export function signHere(scope: EngineScope, args: CallArgs<'runbook:signHere'>)
   const ctx = contextOf(scope, args.runId);
   assertJobUnchanged(ctx);
   const registered = evidenceRepos(scope.store).identities.get(args.signer);
-  if (!registered) throw new InputError(`${args.signer} is not a registered identity in this workspace`, { field: 'signer', value: args.signer, hint: 'create the lead identity on the Workspace screen first' });
+  if (!registered)
+    throw new InputError(`${args.signer} is not a registered identity in this workspace`, {
+      field: 'signer',
+      value: args.signer,
+      hint: 'create the lead identity on the Workspace screen first',
+    });
   const vault = createFileKeyVault({ dir: keysDir(scope.store.file), passphrase: () => args.passphrase });
   if (!vault.has(args.signer)) {
-    throw new InputError(`${args.signer}'s private key is not on this computer (${vault.location})`, { field: 'signer', value: args.signer, hint: 'export the request and let the lead sign it on their own computer, then import the signature' });
+    throw new InputError(`${args.signer}'s private key is not on this computer (${vault.location})`, {
+      field: 'signer',
+      value: args.signer,
+      hint: 'export the request and let the lead sign it on their own computer, then import the signature',
+    });
   }
   const signer = vault.unlock(args.signer);
   if (signer.identity.fingerprint !== registered.fingerprint) {
-    throw new InputError(`the key of ${args.signer} here (${shortFingerprint(signer.identity.fingerprint)}) is not the registered one (${shortFingerprint(registered.fingerprint)})`, { field: 'signer', value: args.signer });
+    throw new InputError(
+      `the key of ${args.signer} here (${shortFingerprint(signer.identity.fingerprint)}) is not the registered one (${shortFingerprint(registered.fingerprint)})`,
+      { field: 'signer', value: args.signer },
+    );
   }
   const request = buildSignoffRequest(scope.store, { planHash: ctx.prepared.planHash, job: ctx.job, operator: scope.actor });
   checkRequest(request, 'the sign-off request');
@@ -71,10 +83,13 @@ export function importSignature(scope: EngineScope, args: CallArgs<'runbook:impo
   const signature = readSignatureFile(args.text, 'the signature file');
   const s = signature.statement;
   if (s.planHash !== ctx.prepared.planHash) {
-    throw new InputError(`the signature is for plan ${s.planHash.slice(0, 12)}… (${s.requestId}), not this run's plan ${ctx.prepared.planHash.slice(0, 12)}…`, {
-      field: 'text',
-      hint: 'ask the lead to sign the request exported from this run',
-    });
+    throw new InputError(
+      `the signature is for plan ${s.planHash.slice(0, 12)}… (${s.requestId}), not this run's plan ${ctx.prepared.planHash.slice(0, 12)}…`,
+      {
+        field: 'text',
+        hint: 'ask the lead to sign the request exported from this run',
+      },
+    );
   }
   evidenceRepos(scope.store).signoffs.record(signature, scope.actor);
   return signoffStatus(scope, ctx);
@@ -93,7 +108,11 @@ export function createIdentity(scope: EngineScope, args: CallArgs<'identities:cr
   const role = checkRole(args.role, 'role');
   const { identities } = evidenceRepos(scope.store);
   const existing = identities.get(name);
-  if (existing) throw new InputError(`${name} is already registered (${existing.role}, key ${shortFingerprint(existing.fingerprint)})`, { field: 'name', value: name });
+  if (existing)
+    throw new InputError(`${name} is already registered (${existing.role}, key ${shortFingerprint(existing.fingerprint)})`, {
+      field: 'name',
+      value: name,
+    });
   const vault = createFileKeyVault({ dir: keysDir(scope.store.file), passphrase: () => args.passphrase });
   const { privateKey } = generateKeys();
   const pem = publicKeyPem(privateKey);

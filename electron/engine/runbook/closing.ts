@@ -30,14 +30,25 @@ function comparisonRow(p: PartitionRecord, r: ReconcileRow | undefined): Compari
   const rows = rowsMeasure(r);
   const sourceRows = rows.source ?? (r ? null : p.sourceCount);
   const targetRows = rows.target;
-  const problems = r ? [...r.problems] : p.status === 'published' ? [] : [`partition is ${p.status}, not published${p.error ? `: ${p.error}` : ''}`];
+  const problems = r
+    ? [...r.problems]
+    : p.status === 'published'
+      ? []
+      : [`partition is ${p.status}, not published${p.error ? `: ${p.error}` : ''}`];
   return {
     key: p.key,
     sourceRows,
     targetRows,
     partitionRows: r ? r.targetCount : p.targetCount,
     markedRows: r ? r.markedRows : null,
-    checks: (r?.checks ?? []).map((c) => ({ rule: c.rule, source: c.source, target: c.target, diffRatio: Number.isFinite(c.diffRatio) ? c.diffRatio : null, tolerance: c.tolerance, ok: c.ok })),
+    checks: (r?.checks ?? []).map((c) => ({
+      rule: c.rule,
+      source: c.source,
+      target: c.target,
+      diffRatio: Number.isFinite(c.diffRatio) ? c.diffRatio : null,
+      tolerance: c.tolerance,
+      ok: c.ok,
+    })),
     difference: sourceRows !== null && targetRows !== null ? targetRows - sourceRows : null,
     ok: problems.length === 0,
     problems,
@@ -46,7 +57,13 @@ function comparisonRow(p: PartitionRecord, r: ReconcileRow | undefined): Compari
 
 export function comparisonView(e: EvidenceRecord): ComparisonView {
   const body = e.body as ComparisonBody;
-  return { evidenceId: e.id, reconciliationEvidenceId: body.reconciliationEvidenceId, ok: body.ok, rows: body.rows, createdAt: e.createdAt };
+  return {
+    evidenceId: e.id,
+    reconciliationEvidenceId: body.reconciliationEvidenceId,
+    ok: body.ok,
+    rows: body.rows,
+    createdAt: e.createdAt,
+  };
 }
 
 export async function compareStep(scope: EngineScope, runId: string): Promise<ComparisonView> {
@@ -95,13 +112,29 @@ export function closeStep(scope: EngineScope, runId: string, comment: string): C
   const summary: [string, string][] = [
     ['Run', `${run.runId} (${run.jobName})`],
     ['Range', ctx.prepared.summary],
-    ['Outcome', `${run.status}: ${run.partitionsPublished}/${run.partitionsTotal} partitions published, ${run.partitionsFailed} failed, ${run.rowsWritten} rows written`],
-    ['Row-count comparison', comparison ? (comparison.ok ? 'source and target agree on every partition' : `${comparison.rows.filter((r) => !r.ok).length} partition(s) differ`) : 'not captured'],
+    [
+      'Outcome',
+      `${run.status}: ${run.partitionsPublished}/${run.partitionsTotal} partitions published, ${run.partitionsFailed} failed, ${run.rowsWritten} rows written`,
+    ],
+    [
+      'Row-count comparison',
+      comparison
+        ? comparison.ok
+          ? 'source and target agree on every partition'
+          : `${comparison.rows.filter((r) => !r.ok).length} partition(s) differ`
+        : 'not captured',
+    ],
     ['Executed by', run.executedBy ?? '–'],
     ['Closed by', scope.actor],
   ];
   if (comment.trim() !== '') summary.push(['Comment', comment.trim()]);
   // Recorded before the note is exported, so the note lists its own closing.
-  const evidence = scope.store.evidence.add({ runId, planHash: ctx.prepared.planHash, kind: 'runbook-closed', body: { summary, comment, comparisonEvidenceId: comparison?.evidenceId ?? null }, actor: scope.actor });
+  const evidence = scope.store.evidence.add({
+    runId,
+    planHash: ctx.prepared.planHash,
+    kind: 'runbook-closed',
+    body: { summary, comment, comparisonEvidenceId: comparison?.evidenceId ?? null },
+    actor: scope.actor,
+  });
   return { evidenceId: evidence.id, summary, note: noteFile(scope, runId, 'md') };
 }

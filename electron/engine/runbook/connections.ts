@@ -54,7 +54,10 @@ export function createConnections(deps: Deps): ConnectionsService {
     for (const saved of repo.list()) {
       if (Object.hasOwn(fileConnections, saved.name)) continue; // the file wins; save() refuses the clash
       const password = passwordOf(saved.name);
-      const entry = postgresConnectionSchema.parse({ ...saved.settings, ...(password === undefined ? {} : { password_env: secretKey(saved.name) }) });
+      const entry = postgresConnectionSchema.parse({
+        ...saved.settings,
+        ...(password === undefined ? {} : { password_env: secretKey(saved.name) }),
+      });
       if (password !== undefined) env[secretKey(saved.name)] = password;
       connections[saved.name] = entry;
     }
@@ -68,7 +71,13 @@ export function createConnections(deps: Deps): ConnectionsService {
     const fromFile = Object.hasOwn(fileConnections, name);
     if (c.kind === 's3') return { name, kind: 's3', location: `s3://${c.bucket}`, source: fromFile ? 'config' : 'app', password: 'none' };
     const saved = repo.get(name);
-    const password = saved?.secret ? 'saved' : session.has(name) ? 'session' : c.password_env && env[c.password_env] !== undefined ? 'environment' : 'none';
+    const password = saved?.secret
+      ? 'saved'
+      : session.has(name)
+        ? 'session'
+        : c.password_env && env[c.password_env] !== undefined
+          ? 'environment'
+          : 'none';
     return { name, kind: 'postgres', location: redactUrl(c.url), source: fromFile ? 'config' : 'app', password };
   };
 
@@ -76,10 +85,17 @@ export function createConnections(deps: Deps): ConnectionsService {
     list: () => Object.keys(effective().config.connections).sort().map(summary),
     save(args) {
       if (Object.hasOwn(fileConnections, args.name)) {
-        throw new InputError(`connection "${args.name}" is defined in ${deps.workspace.info.configFile ?? 'the config file'}: change it there, or pick another name`, { field: 'name', value: args.name });
+        throw new InputError(
+          `connection "${args.name}" is defined in ${deps.workspace.info.configFile ?? 'the config file'}: change it there, or pick another name`,
+          { field: 'name', value: args.name },
+        );
       }
       const parsed = postgresConnectionSchema.safeParse({ kind: 'postgres', url: args.url });
-      if (!parsed.success) throw new InputError(`url: ${parsed.error.issues[0]?.message ?? 'not a postgres:// URL'}`, { field: 'url', value: redactUrl(args.url) });
+      if (!parsed.success)
+        throw new InputError(`url: ${parsed.error.issues[0]?.message ?? 'not a postgres:// URL'}`, {
+          field: 'url',
+          value: redactUrl(args.url),
+        });
       let secret: { ciphertext: Buffer; backend: 'os' | 'plain-text' } | null = null;
       session.delete(args.name);
       if (args.password !== undefined && args.password !== '') {
@@ -99,7 +115,8 @@ export function createConnections(deps: Deps): ConnectionsService {
       return summary(args.name);
     },
     remove(name) {
-      if (Object.hasOwn(fileConnections, name)) throw new InputError(`connection "${name}" is defined in the config file: remove it there`, { field: 'name', value: name });
+      if (Object.hasOwn(fileConnections, name))
+        throw new InputError(`connection "${name}" is defined in the config file: remove it there`, { field: 'name', value: name });
       session.delete(name);
       return { removed: repo.remove(name, deps.actor) };
     },
@@ -108,7 +125,14 @@ export function createConnections(deps: Deps): ConnectionsService {
       const endpoint = postgresEndpoint(config, name, 'name', env);
       const c = endpoint.connection;
       try {
-        const client = await openPg({ url: c.url, password: endpoint.password, statementTimeoutMs: 10_000, lockTimeoutMs: 1_000, connectTimeoutMs: Math.min(c.connect_timeout_ms, 10_000), applicationName: 'backfill-runbook-test' });
+        const client = await openPg({
+          url: c.url,
+          password: endpoint.password,
+          statementTimeoutMs: 10_000,
+          lockTimeoutMs: 1_000,
+          connectTimeoutMs: Math.min(c.connect_timeout_ms, 10_000),
+          applicationName: 'backfill-runbook-test',
+        });
         try {
           const version = await client.query<{ v: string }>("select current_setting('server_version') as v");
           return { ok: true, message: `connected to PostgreSQL ${version.rows[0]?.v ?? '?'} at ${redactUrl(c.url)}` };

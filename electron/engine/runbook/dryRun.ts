@@ -11,7 +11,12 @@ export interface DryRunResult {
  * Measures every partition in READ ONLY transactions (it cannot write by construction) and
  * keeps the result as evidence bound to the plan's hash: the "dry run on record".
  */
-export async function dryRun(prepared: PreparedPlan, target: PartitionTarget, store: Store, onRow?: (row: DryRunRow, index: number) => void): Promise<DryRunResult> {
+export async function dryRun(
+  prepared: PreparedPlan,
+  target: PartitionTarget,
+  store: Store,
+  onRow?: (row: DryRunRow, index: number) => void,
+): Promise<DryRunResult> {
   await target.prepare();
   const rows: DryRunRow[] = [];
   try {

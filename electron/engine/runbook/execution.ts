@@ -112,7 +112,8 @@ export function createExecutions(scopeOf: () => EngineScope): Executions {
     const ctx = contextOf(scope, runId);
     assertJobUnchanged(ctx);
     requireStep(scope, ctx, 'execute');
-    if (ctx.run.status === 'succeeded') throw new InputError(`run ${runId} already succeeded: nothing left to execute`, { hint: 'go on to the row-count comparison' });
+    if (ctx.run.status === 'succeeded')
+      throw new InputError(`run ${runId} already succeeded: nothing left to execute`, { hint: 'go on to the row-count comparison' });
     const effective = engineConfig(scope);
     const config = configForPlan(effective.config, ctx.job, ctx.plan);
     await checkExecutionGates({ prepared: ctx.prepared, store: scope.store, config, operator: scope.actor, sanity: recordedSanity(ctx) });
@@ -132,18 +133,34 @@ export function createExecutions(scopeOf: () => EngineScope): Executions {
       lastCheckpointAt: null,
       stop: null,
     };
-    const runner = createRunner({ store: scope.store, config, job: ctx.job, plan: ctx.plan, target, actor: scope.actor, reprocess: 'missing', env: effective.env, onEvent: (e) => onEvent(runId, tally, e) });
+    const runner = createRunner({
+      store: scope.store,
+      config,
+      job: ctx.job,
+      plan: ctx.plan,
+      target,
+      actor: scope.actor,
+      reprocess: 'missing',
+      env: effective.env,
+      onEvent: (e) => onEvent(runId, tally, e),
+    });
     const done = runner
       .run()
       .then((outcome) => {
         if (tally.stopAs === 'halted' && outcome.status === 'paused') {
           // "Stop" ends the run here (still resumable), where "pause" means coming back soon.
-          scope.store.runs.setStatus(runId, 'halted', { actor: scope.actor, haltReason: tally.stop?.reason ?? `stopped by ${scope.actor}` });
+          scope.store.runs.setStatus(runId, 'halted', {
+            actor: scope.actor,
+            haltReason: tally.stop?.reason ?? `stopped by ${scope.actor}`,
+          });
         }
         return outcome;
       })
       .catch((err: unknown) => {
-        onEvent(runId, tally, { type: 'engine-error', message: scope.connections.redact(err instanceof Error ? err.message : String(err)) });
+        onEvent(runId, tally, {
+          type: 'engine-error',
+          message: scope.connections.redact(err instanceof Error ? err.message : String(err)),
+        });
         return undefined;
       })
       .finally(() => {
@@ -159,7 +176,10 @@ export function createExecutions(scopeOf: () => EngineScope): Executions {
     if (!entry) throw new InputError(`run ${runId} is not executing in this app`, { hint: 'start or resume it first' });
     const actor = scopeOf().actor;
     entry.tally.stopAs = as;
-    entry.runner.requestStop(as === 'paused' ? `paused by ${actor}: finishing the partition in flight` : `stopped by ${actor} at a partition boundary`, 'operator');
+    entry.runner.requestStop(
+      as === 'paused' ? `paused by ${actor}: finishing the partition in flight` : `stopped by ${actor} at a partition boundary`,
+      'operator',
+    );
     return { requested: true };
   };
 

@@ -30,7 +30,9 @@ const cache = new WeakMap<Store, ReturnType<typeof prepare>>();
 
 function prepare(store: Store) {
   return {
-    page: store.db.prepare<Record<string, unknown>, RunRow>(`SELECT * ${FILTER} ORDER BY created_at DESC, run_id DESC LIMIT @limit OFFSET @offset`),
+    page: store.db.prepare<Record<string, unknown>, RunRow>(
+      `SELECT * ${FILTER} ORDER BY created_at DESC, run_id DESC LIMIT @limit OFFSET @offset`,
+    ),
     count: store.db.prepare<Record<string, unknown>, number>(`SELECT count(*) ${FILTER}`).pluck(),
     // The run's own entries (indexed), and around them its plan's: the sanity check, dry run and
     // sign-off are bound to the plan, not the run. Only the run's own seq range is searched, so
@@ -46,9 +48,18 @@ function prepare(store: Store) {
         AND ((entity = 'plan' AND entity_id = @planHash)
              OR (entity IN ('evidence', 'signoff') AND json_extract(detail_json, '$.planHash') = @planHash))
       ORDER BY seq`),
-    evidence: store.db.prepare<[number], { id: number; run_id: string | null; plan_hash: string | null; kind: string; created_at: string; body_json: string; body_sha256: string }>(
-      'SELECT * FROM evidence WHERE id = ?',
-    ),
+    evidence: store.db.prepare<
+      [number],
+      {
+        id: number;
+        run_id: string | null;
+        plan_hash: string | null;
+        kind: string;
+        created_at: string;
+        body_json: string;
+        body_sha256: string;
+      }
+    >('SELECT * FROM evidence WHERE id = ?'),
   };
 }
 
@@ -75,14 +86,26 @@ export function listRuns(store: Store, q: CallArgs<'history:list'>): HistoryPage
     pattern: search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : null,
   };
   const s = statements(store);
-  const runs = s.page.all({ ...params, limit: q.limit, offset: q.offset }).map(
-    (r): RunSummary => ({
-      runId: r.run_id, jobName: r.job_name, planHash: r.plan_hash, status: r.status, tier: r.tier, rangeFrom: r.range_from, rangeTo: r.range_to,
-      unit: r.unit, partitionsTotal: r.partitions_total, partitionsPublished: r.partitions_published, partitionsFailed: r.partitions_failed,
-      rowsWritten: r.rows_written, requestedBy: r.requested_by, executedBy: r.executed_by, haltReason: r.halt_reason,
-      createdAt: r.created_at, startedAt: r.started_at, finishedAt: r.finished_at,
-    }),
-  );
+  const runs = s.page.all({ ...params, limit: q.limit, offset: q.offset }).map((r): RunSummary => ({
+    runId: r.run_id,
+    jobName: r.job_name,
+    planHash: r.plan_hash,
+    status: r.status,
+    tier: r.tier,
+    rangeFrom: r.range_from,
+    rangeTo: r.range_to,
+    unit: r.unit,
+    partitionsTotal: r.partitions_total,
+    partitionsPublished: r.partitions_published,
+    partitionsFailed: r.partitions_failed,
+    rowsWritten: r.rows_written,
+    requestedBy: r.requested_by,
+    executedBy: r.executed_by,
+    haltReason: r.halt_reason,
+    createdAt: r.created_at,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+  }));
   return { runs, total: s.count.get(params) ?? 0 };
 }
 
@@ -96,17 +119,30 @@ export function runDetail(store: Store, runId: string): RunDetail {
     .map((e) => ({ id: e.id, kind: e.kind, createdAt: e.createdAt, bodySha256: e.bodySha256 }));
   const timeline = statements(store)
     .timeline.all({ runId, planHash: run.planHash })
-    .map(
-      (a): TimelineEntry => ({
-        seq: a.seq, at: a.at, event: a.event, entity: a.entity, entityId: a.entity_id, actor: a.actor, fromStatus: a.from_status, toStatus: a.to_status,
-        detail: a.detail_json === '{}' ? '' : a.detail_json,
-      }),
-    );
+    .map((a): TimelineEntry => ({
+      seq: a.seq,
+      at: a.at,
+      event: a.event,
+      entity: a.entity,
+      entityId: a.entity_id,
+      actor: a.actor,
+      fromStatus: a.from_status,
+      toStatus: a.to_status,
+      detail: a.detail_json === '{}' ? '' : a.detail_json,
+    }));
   return { run: runSummary(run), partitions: store.partitions.list(runId).map(partitionCell), evidence, timeline };
 }
 
 export function evidenceById(store: Store, id: number): EvidenceView {
   const row = statements(store).evidence.get(id);
   if (!row) throw new ServiceError(`no evidence #${id} in ${store.file}`, 'not-found');
-  return { id: row.id, runId: row.run_id, planHash: row.plan_hash, kind: row.kind, createdAt: row.created_at, bodySha256: row.body_sha256, body: JSON.parse(row.body_json) as unknown };
+  return {
+    id: row.id,
+    runId: row.run_id,
+    planHash: row.plan_hash,
+    kind: row.kind,
+    createdAt: row.created_at,
+    bodySha256: row.body_sha256,
+    body: JSON.parse(row.body_json) as unknown,
+  };
 }

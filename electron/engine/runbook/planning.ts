@@ -88,18 +88,25 @@ export function runContext(store: Store, jobsDir: string, config: Config, runId:
   }
   const stored = store.jobs.get(run.jobName);
   const job = stored && stored.jobHash === run.jobHash ? jobSchema.parse(stored.definition) : fromFile;
-  if (!job) throw new InputError(`job "${run.jobName}" of run ${runId} is not in ${jobsDir} and its version is not on record`, { field: 'job', value: run.jobName });
+  if (!job)
+    throw new InputError(`job "${run.jobName}" of run ${runId} is not in ${jobsDir} and its version is not on record`, {
+      field: 'job',
+      value: run.jobName,
+    });
   return { run, plan, job, prepared: preparePlan(job, plan, store), jobChanged: true };
 }
 
 /** Refuses to act on a run whose job file changed since it was planned. */
 export function assertJobUnchanged(ctx: RunContext): void {
   if (ctx.jobChanged) {
-    throw new InputError(`job "${ctx.run.jobName}" changed since run ${ctx.run.runId} was planned: acting now would mix two versions of the SQL`, {
-      field: 'job',
-      value: ctx.run.jobName,
-      hint: 'restore the job file, or create a new plan with a new request id',
-    });
+    throw new InputError(
+      `job "${ctx.run.jobName}" changed since run ${ctx.run.runId} was planned: acting now would mix two versions of the SQL`,
+      {
+        field: 'job',
+        value: ctx.run.jobName,
+        hint: 'restore the job file, or create a new plan with a new request id',
+      },
+    );
   }
 }
 

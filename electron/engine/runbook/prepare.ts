@@ -33,7 +33,8 @@ export interface PreparedPlan {
 }
 
 export function preparePlan(job: Job, plan: Plan, store: Store): PreparedPlan {
-  if (plan.job !== job.name) throw new InputError(`the plan is for job "${plan.job}" but job "${job.name}" was loaded`, { field: 'job', value: plan.job });
+  if (plan.job !== job.name)
+    throw new InputError(`the plan is for job "${plan.job}" but job "${job.name}" was loaded`, { field: 'job', value: plan.job });
   if (plan.unit && plan.unit !== job.unit) {
     throw new InputError(`unit ${plan.unit} contradicts the job's unit ${job.unit}: partitions must match the target's partitioning`, {
       field: 'unit',
@@ -53,13 +54,30 @@ export function preparePlan(job: Job, plan: Plan, store: Store): PreparedPlan {
   });
   const dryRunOnRecord = store.evidence.latest({ planHash: hash, kind: 'dry-run' }) !== undefined;
   const flags = redFlags({ plan, job, partitionCount: partitions.length, dryRunOnRecord, tier });
-  return { plan, planHash: hash, job, jobHash: jobHash(job), partitions, tier, tierReasons: reasons, flags, summary: describeRange(partitions, job.unit) };
+  return {
+    plan,
+    planHash: hash,
+    job,
+    jobHash: jobHash(job),
+    partitions,
+    tier,
+    tierReasons: reasons,
+    flags,
+    summary: describeRange(partitions, job.unit),
+  };
 }
 
 /** Opens the job's target with its source, secrets taken from the environment (never from files). */
-export function openTarget(config: Config, job: Job, writeMode: WriteMode, env: NodeJS.ProcessEnv = process.env, store?: Store): PartitionTarget {
+export function openTarget(
+  config: Config,
+  job: Job,
+  writeMode: WriteMode,
+  env: NodeJS.ProcessEnv = process.env,
+  store?: Store,
+): PartitionTarget {
   // S3 on either side: the S3 adapter picks the target class (its ledger lives in `store`).
-  if (involvesS3(config, job) || !isPostgresJob(job)) return openS3Target(config, job, writeMode, { env, store, postgres: (name, field) => postgresEndpoint(config, name, field, env) });
+  if (involvesS3(config, job) || !isPostgresJob(job))
+    return openS3Target(config, job, writeMode, { env, store, postgres: (name, field) => postgresEndpoint(config, name, field, env) });
   const source = postgresEndpoint(config, job.source.connection, 'source.connection', env);
   const target = postgresEndpoint(config, job.target.connection, 'target.connection', env);
   return new PostgresPartitionTarget({ job, writeMode, source, target });
@@ -69,20 +87,29 @@ export function openTarget(config: Config, job: Job, writeMode: WriteMode, env: 
 export function postgresEndpoint(config: Config, name: string, field: string, env: NodeJS.ProcessEnv = process.env): PostgresEndpoint {
   const connection = config.connections[name];
   if (!connection) {
-    throw new InputError(`connection "${name}" is not in the config (known: ${Object.keys(config.connections).join(', ') || 'none'})`, { field, value: name });
+    throw new InputError(`connection "${name}" is not in the config (known: ${Object.keys(config.connections).join(', ') || 'none'})`, {
+      field,
+      value: name,
+    });
   }
   if (connection.kind !== 'postgres') {
-    throw new InputError(`connection "${name}" is of kind ${connection.kind}; this build runs Postgres sources and targets only`, { field, value: name });
+    throw new InputError(`connection "${name}" is of kind ${connection.kind}; this build runs Postgres sources and targets only`, {
+      field,
+      value: name,
+    });
   }
   let password: string | undefined;
   if (connection.password_env) {
     password = env[connection.password_env];
     if (password === undefined) {
-      throw new InputError(`connection "${name}" takes its password from the environment variable ${connection.password_env}, which is not set`, {
-        field: `connections.${name}.password_env`,
-        value: connection.password_env,
-        hint: `export ${connection.password_env}=… before running`,
-      });
+      throw new InputError(
+        `connection "${name}" takes its password from the environment variable ${connection.password_env}, which is not set`,
+        {
+          field: `connections.${name}.password_env`,
+          value: connection.password_env,
+          hint: `export ${connection.password_env}=… before running`,
+        },
+      );
     }
   }
   return { name, connection, password };

@@ -79,7 +79,13 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
     return current.workspace.info;
   }
 
-  const info = (): AppInfo => ({ version: opts.version, workspace: current.workspace.info, operator: actor, secretStorage: opts.secrets.backend, browserMode: opts.browserMode });
+  const info = (): AppInfo => ({
+    version: opts.version,
+    workspace: current.workspace.info,
+    operator: actor,
+    secretStorage: opts.secrets.backend,
+    browserMode: opts.browserMode,
+  });
 
   return {
     app: { info },

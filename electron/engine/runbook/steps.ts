@@ -40,11 +40,25 @@ export function stepFacts(scope: EngineScope, ctx: RunContext): StepFacts {
   const comparison = latestForRun(store, run.runId, 'row-count-comparison');
   const closed = latestForRun(store, run.runId, 'runbook-closed');
   return {
-    sanity: sanity ? { evidenceId: sanity.id, blocked: sanityBody?.blocked === true, failed: (sanityBody?.results ?? []).filter((r) => !r.ok && r.severity === 'fail').map((r) => `${r.rule} (${r.message})`) } : null,
-    snapshot: snapshot && snapshot.body.jobHash === run.jobHash ? { evidenceId: snapshot.id, partitions: snapshot.body.partitions.length } : null,
+    sanity: sanity
+      ? {
+          evidenceId: sanity.id,
+          blocked: sanityBody?.blocked === true,
+          failed: (sanityBody?.results ?? []).filter((r) => !r.ok && r.severity === 'fail').map((r) => `${r.rule} (${r.message})`),
+        }
+      : null,
+    snapshot:
+      snapshot && snapshot.body.jobHash === run.jobHash ? { evidenceId: snapshot.id, partitions: snapshot.body.partitions.length } : null,
     dryRun: dry ? { evidenceId: dry.id, summary: ctx.prepared.summary } : null,
     signoff: { required: signoff.required, valid: signoff.valid, problems: signoff.problems },
-    run: { status: run.status, live: scope.isLive(run.runId), published: run.partitionsPublished, failed: run.partitionsFailed, total: run.partitionsTotal, haltReason: run.haltReason },
+    run: {
+      status: run.status,
+      live: scope.isLive(run.runId),
+      published: run.partitionsPublished,
+      failed: run.partitionsFailed,
+      total: run.partitionsTotal,
+      haltReason: run.haltReason,
+    },
     comparison: comparison ? { evidenceId: comparison.id, ok: (comparison.body as { ok?: boolean }).ok === true } : null,
     closed: closed ? { evidenceId: closed.id } : null,
     unavailable: {},
@@ -65,7 +79,15 @@ export function requireStep(scope: EngineScope, ctx: RunContext, id: StepId): vo
 }
 
 export function partitionCell(p: PartitionRecord): PartitionCell {
-  return { key: p.key, status: p.status, rows: p.rowsWritten, attempt: p.attempt, error: p.error, sourceCount: p.sourceCount, targetCount: p.targetCount };
+  return {
+    key: p.key,
+    status: p.status,
+    rows: p.rowsWritten,
+    attempt: p.attempt,
+    error: p.error,
+    sourceCount: p.sourceCount,
+    targetCount: p.targetCount,
+  };
 }
 
 export function runbookView(scope: EngineScope, runId: string): RunbookView {
@@ -102,7 +124,17 @@ export async function snapshotStep(scope: EngineScope, runId: string): Promise<S
   const total = ctx.prepared.partitions.length;
   let done = 0;
   const outcome = await takeSnapshot(
-    { config, job: ctx.job, jobHash: ctx.prepared.jobHash, planHash: ctx.prepared.planHash, runId, partitions: ctx.prepared.partitions, store: scope.store, env, actor: scope.actor },
+    {
+      config,
+      job: ctx.job,
+      jobHash: ctx.prepared.jobHash,
+      planHash: ctx.prepared.planHash,
+      runId,
+      partitions: ctx.prepared.partitions,
+      store: scope.store,
+      env,
+      actor: scope.actor,
+    },
     (row) => scope.emit({ kind: 'step', runId, at: now(), step: 'snapshot', done: ++done, total, key: row.partition.key }),
   );
   return {
@@ -127,7 +159,18 @@ export async function dryRunStep(scope: EngineScope, runId: string): Promise<Dry
   return dryRunView(ctx, result.evidenceId, result.rows, now(), target.label);
 }
 
-export function dryRunView(ctx: RunContext, evidenceId: number, rows: { partition: { key: string }; source: DryRunView['rows'][number]['source']; target: DryRunView['rows'][number]['target']; change: DryRunView['rows'][number]['change'] }[], createdAt: string, target: string): DryRunView {
+export function dryRunView(
+  ctx: RunContext,
+  evidenceId: number,
+  rows: {
+    partition: { key: string };
+    source: DryRunView['rows'][number]['source'];
+    target: DryRunView['rows'][number]['target'];
+    change: DryRunView['rows'][number]['change'];
+  }[],
+  createdAt: string,
+  target: string,
+): DryRunView {
   return {
     evidenceId,
     summary: ctx.prepared.summary,
@@ -139,7 +182,10 @@ export function dryRunView(ctx: RunContext, evidenceId: number, rows: { partitio
 }
 
 /** The views of evidence already on record, so a step's result can be opened again later. */
-export function recordedSteps(scope: EngineScope, runId: string): { sanity: SanityView | null; snapshot: SnapshotView | null; dryRun: DryRunView | null } {
+export function recordedSteps(
+  scope: EngineScope,
+  runId: string,
+): { sanity: SanityView | null; snapshot: SnapshotView | null; dryRun: DryRunView | null } {
   const ctx = contextOf(scope, runId);
   const { store } = scope;
   const sanity = current(store, ctx, 'sanity-check');
@@ -148,9 +194,18 @@ export function recordedSteps(scope: EngineScope, runId: string): { sanity: Sani
   const sanityBody = sanity?.body as { blocked: boolean; results: SanityResult[] } | undefined;
   const dryBody = dry?.body as { partitions: Parameters<typeof dryRunView>[2] } | undefined;
   return {
-    sanity: sanity && sanityBody ? { evidenceId: sanity.id, blocked: sanityBody.blocked, results: sanityBody.results, createdAt: sanity.createdAt } : null,
+    sanity:
+      sanity && sanityBody
+        ? { evidenceId: sanity.id, blocked: sanityBody.blocked, results: sanityBody.results, createdAt: sanity.createdAt }
+        : null,
     snapshot: snap
-      ? { evidenceId: snap.id, location: snap.body.location, target: snap.body.target, partitions: snap.body.partitions.map((p) => ({ key: p.key, items: p.items, bytes: p.bytes, checksum: p.checksum })), createdAt: snap.createdAt }
+      ? {
+          evidenceId: snap.id,
+          location: snap.body.location,
+          target: snap.body.target,
+          partitions: snap.body.partitions.map((p) => ({ key: p.key, items: p.items, bytes: p.bytes, checksum: p.checksum })),
+          createdAt: snap.createdAt,
+        }
       : null,
     dryRun: dry && dryBody ? dryRunView(ctx, dry.id, dryBody.partitions, dry.createdAt, jobSummary(ctx.job).target) : null,
   };

@@ -12,14 +12,20 @@ import { ServiceError } from './secrets.ts';
 
 export function trainingView(scope: EngineScope): TrainingView {
   requireSandbox(scope);
-  return { scenarios: listScenarios(), current: currentScenario(scope.store), lead: sandboxLeadStatus(scope.store, engineConfig(scope).env) };
+  return {
+    scenarios: listScenarios(),
+    current: currentScenario(scope.store),
+    lead: sandboxLeadStatus(scope.store, engineConfig(scope).env),
+  };
 }
 
 export async function loadScenarioHere(scope: EngineScope, id: number): Promise<ScenarioLoadedView> {
   requireSandbox(scope);
   const live = scope.store.runs.list({ status: 'running' }).filter((r) => scope.isLive(r.runId));
   if (live.length > 0) {
-    throw new GateError(`run ${live.map((r) => r.runId).join(', ')} is executing in the Sandbox`, ['pause or stop it before loading a scenario: loading resets the data under it']);
+    throw new GateError(`run ${live.map((r) => r.runId).join(', ')} is executing in the Sandbox`, [
+      'pause or stop it before loading a scenario: loading resets the data under it',
+    ]);
   }
   const { config, env } = engineConfig(scope);
   const { loadedAt, lead, ...scenario } = await loadTrainingScenario({ config, env, store: scope.store, id, actor: scope.actor });
@@ -30,7 +36,12 @@ export async function checkScenarioHere(scope: EngineScope, id: number): Promise
   requireSandbox(scope);
   const { config, env } = engineConfig(scope);
   const verdict = await checkTrainingScenario({ config, env, store: scope.store, id });
-  return { scenario: view(verdict.scenario), ok: verdict.ok, loadedAt: verdict.loadedAt, checks: verdict.checks.map(({ name, ok, detail }) => ({ name, ok, detail })) };
+  return {
+    scenario: view(verdict.scenario),
+    ok: verdict.ok,
+    loadedAt: verdict.loadedAt,
+    checks: verdict.checks.map(({ name, ok, detail }) => ({ name, ok, detail })),
+  };
 }
 
 function requireSandbox(scope: EngineScope): void {

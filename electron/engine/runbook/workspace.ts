@@ -29,17 +29,32 @@ const EMPTY: Config = { connections: {}, sandbox: false };
 export function folderWorkspace(dir: string, defaultDb: string): Workspace {
   const root = resolve(dir);
   if (!existsSync(root) || !statSync(root).isDirectory()) {
-    throw new InputError(`workspace folder ${root} does not exist`, { field: 'dir', value: dir, hint: 'choose a folder holding backfill.config.yaml and jobs/' });
+    throw new InputError(`workspace folder ${root} does not exist`, {
+      field: 'dir',
+      value: dir,
+      hint: 'choose a folder holding backfill.config.yaml and jobs/',
+    });
   }
   const configFile = join(root, 'backfill.config.yaml');
   const jobsDir = join(root, 'jobs');
   if (!existsSync(configFile) && !existsSync(jobsDir)) {
-    throw new InputError(`${root} is not a workspace: it has neither backfill.config.yaml nor a jobs/ folder`, { field: 'dir', value: dir, hint: 'choose a folder holding backfill.config.yaml and jobs/' });
+    throw new InputError(`${root} is not a workspace: it has neither backfill.config.yaml nor a jobs/ folder`, {
+      field: 'dir',
+      value: dir,
+      hint: 'choose a folder holding backfill.config.yaml and jobs/',
+    });
   }
   const config = existsSync(configFile) ? loadConfig(configFile) : EMPTY;
   const dbFile = config.ledger ? resolve(dirname(configFile), config.ledger) : defaultDb;
   return {
-    info: { label: config.sandbox ? 'Sandbox' : basename(root), kind: config.sandbox ? 'sandbox' : 'folder', dir: root, dbFile, jobsDir, configFile: existsSync(configFile) ? configFile : null },
+    info: {
+      label: config.sandbox ? 'Sandbox' : basename(root),
+      kind: config.sandbox ? 'sandbox' : 'folder',
+      dir: root,
+      dbFile,
+      jobsDir,
+      configFile: existsSync(configFile) ? configFile : null,
+    },
     config,
     stop: () => Promise.resolve(),
   };
@@ -49,7 +64,14 @@ export function folderWorkspace(dir: string, defaultDb: string): Workspace {
 export async function sandboxWorkspace(dir: string, onLog?: (line: string) => void, spawnNode?: NodeSpawner): Promise<Workspace> {
   const sandbox = await startSandbox({ dir, onLog, spawnNode });
   return {
-    info: { label: 'Sandbox', kind: 'sandbox', dir: sandbox.dir, dbFile: sandbox.dbFile, jobsDir: sandbox.jobsDir, configFile: sandbox.configFile },
+    info: {
+      label: 'Sandbox',
+      kind: 'sandbox',
+      dir: sandbox.dir,
+      dbFile: sandbox.dbFile,
+      jobsDir: sandbox.jobsDir,
+      configFile: sandbox.configFile,
+    },
     config: sandbox.config,
     stop: () => sandbox.stop(),
   };

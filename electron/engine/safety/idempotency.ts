@@ -23,17 +23,36 @@ export interface IdempotencyProof {
   identical: boolean;
 }
 
-export async function proveIdempotency(o: { config: Config; job: Job; writeMode: WriteMode; partition: string; store: Store; env?: NodeJS.ProcessEnv }): Promise<{ proof: IdempotencyProof; evidenceId: number }> {
-  const [partition] = partitionRange({ from: o.partition, to: nextKey(o.partition, o.job) }, o.job.unit, o.job.timezone, { from: '--partition', to: '--partition' });
+export async function proveIdempotency(o: {
+  config: Config;
+  job: Job;
+  writeMode: WriteMode;
+  partition: string;
+  store: Store;
+  env?: NodeJS.ProcessEnv;
+}): Promise<{ proof: IdempotencyProof; evidenceId: number }> {
+  const [partition] = partitionRange({ from: o.partition, to: nextKey(o.partition, o.job) }, o.job.unit, o.job.timezone, {
+    from: '--partition',
+    to: '--partition',
+  });
   if (!partition) throw new InputError(`--partition ${o.partition} names no partition`, { field: '--partition', value: o.partition });
   const target = openTarget(o.config, o.job, o.writeMode, o.env, o.store);
   if (!(target instanceof PostgresPartitionTarget)) {
     await target.close();
-    throw new InputError('an idempotency proof needs a Postgres target (S3 partitions are proven by identical manifests on rerun)', { field: 'target.connection' });
+    throw new InputError('an idempotency proof needs a Postgres target (S3 partitions are proven by identical manifests on rerun)', {
+      field: 'target.connection',
+    });
   }
   try {
     const result = await target.proveIdempotent(partition, o.writeMode);
-    const proof: IdempotencyProof = { jobHash: jobHash(o.job), job: o.job.name, writeMode: o.writeMode, partition: partition.key, ...result, identical: result.first === result.second };
+    const proof: IdempotencyProof = {
+      jobHash: jobHash(o.job),
+      job: o.job.name,
+      writeMode: o.writeMode,
+      partition: partition.key,
+      ...result,
+      identical: result.first === result.second,
+    };
     const evidence = o.store.evidence.add({ runId: null, planHash: null, kind: 'idempotency-proof', body: proof });
     return { proof, evidenceId: evidence.id };
   } finally {
@@ -53,7 +72,10 @@ export function idempotencyProven(store: Store, job: Job, writeMode: WriteMode):
 /** The key after `key` in the job's unit: a one-partition range. */
 function nextKey(key: string, job: Job): string {
   if (!/^\d{4}-\d{2}(-\d{2}(T\d{2})?)?$/.test(key)) {
-    throw new InputError(`--partition ${JSON.stringify(key)} is not a partition key like 2026-05-01 (day), 2026-05 (month) or 2026-05-01T13 (hour)`, { field: '--partition', value: key });
+    throw new InputError(
+      `--partition ${JSON.stringify(key)} is not a partition key like 2026-05-01 (day), 2026-05 (month) or 2026-05-01T13 (hour)`,
+      { field: '--partition', value: key },
+    );
   }
   return shiftBoundary(key, job.unit, 1);
 }

@@ -34,7 +34,12 @@ export interface SanityReport {
   evidenceId: number;
 }
 
-export async function runSanityChecks(prepared: PreparedPlan, config: Config, store: Store, env: NodeJS.ProcessEnv = process.env): Promise<SanityReport> {
+export async function runSanityChecks(
+  prepared: PreparedPlan,
+  config: Config,
+  store: Store,
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<SanityReport> {
   const { job, partitions } = prepared;
   const results: SanityResult[] = [];
   if (job.quality.length > 0) {
@@ -49,7 +54,12 @@ export async function runSanityChecks(prepared: PreparedPlan, config: Config, st
     }
   }
   const blocked = results.some((r) => !r.ok && r.severity === 'fail');
-  const evidence = store.evidence.add({ runId: null, planHash: prepared.planHash, kind: 'sanity-check', body: { jobHash: prepared.jobHash, blocked, results } });
+  const evidence = store.evidence.add({
+    runId: null,
+    planHash: prepared.planHash,
+    kind: 'sanity-check',
+    body: { jobHash: prepared.jobHash, blocked, results },
+  });
   return { results, blocked, evidenceId: evidence.id };
 }
 
@@ -57,20 +67,41 @@ function whole(partitions: Partition[]): Bounds {
   return { start: partitions[0]?.start ?? '', end: partitions.at(-1)?.end ?? '' };
 }
 
-async function evaluate(probe: PostgresQualityProbe, rule: QualityRule, field: string, partitions: Partition[], unit: Unit, timeZone: string): Promise<SanityResult> {
+async function evaluate(
+  probe: PostgresQualityProbe,
+  rule: QualityRule,
+  field: string,
+  partitions: Partition[],
+  unit: Unit,
+  timeZone: string,
+): Promise<SanityResult> {
   switch (rule.kind) {
     case 'null_rate': {
       const { rows, nulls } = await probe.nullRate(rule.table, rule.column, rule.time_column, whole(partitions), field);
       const rate = rows === 0 ? 0 : nulls / rows;
       const ok = rate <= rule.max;
-      return result(rule, `null_rate(${rule.table}.${rule.column})`, rate, `≤ ${rule.max}`, ok, `${nulls} of ${rows} rows have no ${rule.column} (${pct(rate)}; allowed ${pct(rule.max)})`);
+      return result(
+        rule,
+        `null_rate(${rule.table}.${rule.column})`,
+        rate,
+        `≤ ${rule.max}`,
+        ok,
+        `${nulls} of ${rows} rows have no ${rule.column} (${pct(rate)}; allowed ${pct(rule.max)})`,
+      );
     }
     case 'row_count_outlier':
       return rowCountOutliers(probe, rule, field, partitions, unit, timeZone);
     case 'timestamp_order': {
       const { rows, inverted } = await probe.inversions(rule.table, rule.before, rule.after, rule.time_column, whole(partitions), field);
       const ok = inverted <= rule.max;
-      return result(rule, `timestamp_order(${rule.table}: ${rule.before} ≤ ${rule.after})`, inverted, `≤ ${rule.max} rows`, ok, `${inverted} of ${rows} rows have ${rule.after} before ${rule.before}`);
+      return result(
+        rule,
+        `timestamp_order(${rule.table}: ${rule.before} ≤ ${rule.after})`,
+        inverted,
+        `≤ ${rule.max} rows`,
+        ok,
+        `${inverted} of ${rows} rows have ${rule.after} before ${rule.before}`,
+      );
     }
     case 'freshness': {
       const age = await probe.ageMinutes(rule.table, rule.time_column, field);
@@ -81,7 +112,9 @@ async function evaluate(probe: PostgresQualityProbe, rule: QualityRule, field: s
     case 'custom_sql': {
       const value = await probe.scalar(rule.sql, whole(partitions));
       const ok = value !== null && (rule.min === undefined || value >= rule.min) && (rule.max === undefined || value <= rule.max);
-      const bounds = [rule.min !== undefined ? `≥ ${rule.min}` : '', rule.max !== undefined ? `≤ ${rule.max}` : ''].filter(Boolean).join(' and ');
+      const bounds = [rule.min !== undefined ? `≥ ${rule.min}` : '', rule.max !== undefined ? `≤ ${rule.max}` : '']
+        .filter(Boolean)
+        .join(' and ');
       return result(rule, rule.name, value, bounds, ok, value === null ? 'the query returned no value' : `value ${value}`);
     }
     default:
@@ -122,8 +155,13 @@ async function rowCountOutliers(
     .slice(0, 5)
     .map((o) => `${o.key}: ${o.count} rows vs median ${o.median} (×${o.ratio.toFixed(2)})`)
     .join('; ');
-  const message = ok ? `every partition within ×${rule.max_ratio} of its trailing ${rule.window}-partition median` : `${offenders.length} outlier partition(s): ${list}${offenders.length > 5 ? '; …' : ''}`;
-  return { ...result(rule, `row_count_outlier(${rule.table})`, round(worst), `within ×${rule.max_ratio} of the trailing median`, ok, message), partitions: offenders.map((o) => o.key) };
+  const message = ok
+    ? `every partition within ×${rule.max_ratio} of its trailing ${rule.window}-partition median`
+    : `${offenders.length} outlier partition(s): ${list}${offenders.length > 5 ? '; …' : ''}`;
+  return {
+    ...result(rule, `row_count_outlier(${rule.table})`, round(worst), `within ×${rule.max_ratio} of the trailing median`, ok, message),
+    partitions: offenders.map((o) => o.key),
+  };
 }
 
 function result(rule: QualityRule, name: string, value: number | null, threshold: string, ok: boolean, message: string): SanityResult {

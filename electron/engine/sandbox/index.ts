@@ -58,11 +58,22 @@ export async function startSandbox(opts: SandboxOptions): Promise<SandboxWorkspa
   const s3Port = previous?.s3Port && (await portIsFree(previous.s3Port)) ? previous.s3Port : undefined;
   // Both servers start at once: the cold start is the slower of the two, not their sum.
   const [pgStarted, s3Started] = await Promise.allSettled([
-    startEmbeddedPostgres({ name: 'sandbox', dir: postgresDataDir(dir), password: 'sandbox', port, persistent: true, auth: 'trust', onLog: opts.onLog }),
+    startEmbeddedPostgres({
+      name: 'sandbox',
+      dir: postgresDataDir(dir),
+      password: 'sandbox',
+      port,
+      persistent: true,
+      auth: 'trust',
+      onLog: opts.onLog,
+    }),
     startS3Server({ directory: join(dir, 's3'), port: s3Port, onLog: opts.onLog, spawn: opts.spawnNode }),
   ]);
   if (pgStarted.status === 'rejected' || s3Started.status === 'rejected') {
-    await Promise.allSettled([pgStarted.status === 'fulfilled' ? pgStarted.value.stop() : undefined, s3Started.status === 'fulfilled' ? s3Started.value.stop() : undefined]);
+    await Promise.allSettled([
+      pgStarted.status === 'fulfilled' ? pgStarted.value.stop() : undefined,
+      s3Started.status === 'fulfilled' ? s3Started.value.stop() : undefined,
+    ]);
     throw pgStarted.status === 'rejected' ? pgStarted.reason : (s3Started as PromiseRejectedResult).reason;
   }
   const pg = pgStarted.value;
@@ -110,12 +121,31 @@ export function sandboxInUse(dir: string): number | undefined {
 function attach(dir: string, owner: number, state: SandboxState | undefined): SandboxWorkspace {
   const configFile = join(dir, 'backfill.config.yaml');
   if (!state?.s3Port || !existsSync(configFile)) {
-    throw new Error(`the sandbox in ${dir} is in use by another process (its PostgreSQL has pid ${owner}) that did not leave its connection config: stop that process (quit the app, or run-backfill sandbox down), then start again`);
+    throw new Error(
+      `the sandbox in ${dir} is in use by another process (its PostgreSQL has pid ${owner}) that did not leave its connection config: stop that process (quit the app, or run-backfill sandbox down), then start again`,
+    );
   }
   const config = loadConfig(configFile);
-  const info: PgServerInfo = { host: '127.0.0.1', port: state.port, user: 'postgres', password: 'sandbox', urlNoPassword: `postgres://postgres@127.0.0.1:${state.port}/postgres` };
+  const info: PgServerInfo = {
+    host: '127.0.0.1',
+    port: state.port,
+    user: 'postgres',
+    password: 'sandbox',
+    urlNoPassword: `postgres://postgres@127.0.0.1:${state.port}/postgres`,
+  };
   const s3: S3ServerInfo = { endpoint: `http://127.0.0.1:${state.s3Port}`, port: state.s3Port, directory: join(dir, 's3') };
-  return { dir, configFile, jobsDir: join(dir, 'jobs'), dbFile: join(dir, 'runbook.sqlite'), config, label: 'Sandbox', pg: info, s3, attachedTo: owner, stop: () => Promise.resolve() };
+  return {
+    dir,
+    configFile,
+    jobsDir: join(dir, 'jobs'),
+    dbFile: join(dir, 'runbook.sqlite'),
+    config,
+    label: 'Sandbox',
+    pg: info,
+    s3,
+    attachedTo: owner,
+    stop: () => Promise.resolve(),
+  };
 }
 
 /** The lake's bucket, made the first time. */
@@ -134,14 +164,21 @@ async function ensureBucket(config: Config): Promise<void> {
  * it is dropped and made again.
  */
 async function ensureDatabase(info: PgServerInfo): Promise<void> {
-  const base = { statementTimeoutMs: 120_000, lockTimeoutMs: 10_000, connectTimeoutMs: 10_000, applicationName: 'backfill-runbook-sandbox' };
+  const base = {
+    statementTimeoutMs: 120_000,
+    lockTimeoutMs: 10_000,
+    connectTimeoutMs: 10_000,
+    applicationName: 'backfill-runbook-sandbox',
+  };
   const sandboxUrl = info.urlNoPassword.replace(/\/postgres$/, `/${SANDBOX_DATABASE}`);
   const admin = await openPg({ ...base, url: info.urlNoPassword });
   try {
     const exists = await query(admin, 'SELECT 1 FROM pg_database WHERE datname = :name', { name: SANDBOX_DATABASE });
     if (exists.rows.length > 0) {
       const probe = await openPg({ ...base, url: sandboxUrl });
-      const seeded = await query<{ t: string | null }>(probe, `SELECT to_regclass('mart.refund_daily')::text AS t`, {}).finally(() => probe.end());
+      const seeded = await query<{ t: string | null }>(probe, `SELECT to_regclass('mart.refund_daily')::text AS t`, {}).finally(() =>
+        probe.end(),
+      );
       if (seeded.rows[0]?.t) return;
       await admin.query(`DROP DATABASE ${SANDBOX_DATABASE} WITH (FORCE)`);
     }
@@ -177,7 +214,9 @@ export function removeSandbox(dir: string): void {
 function readState(file: string): SandboxState | undefined {
   try {
     const state = JSON.parse(readFileSync(file, 'utf8')) as Partial<SandboxState>;
-    return typeof state.port === 'number' ? { port: state.port, ...(typeof state.s3Port === 'number' ? { s3Port: state.s3Port } : {}) } : undefined;
+    return typeof state.port === 'number'
+      ? { port: state.port, ...(typeof state.s3Port === 'number' ? { s3Port: state.s3Port } : {}) }
+      : undefined;
   } catch {
     return undefined;
   }

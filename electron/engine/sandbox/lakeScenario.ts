@@ -65,7 +65,8 @@ async function publishedIds(lake: S3Bucket, stem: string): Promise<{ ids: string
   if (!manifest) return null;
   const ids: string[] = [];
   const counts = { objects: 0, bytes: 0, records: 0 };
-  for await (const line of readRecords(lake, manifest.objects, undefined, counts)) ids.push(String((JSON.parse(line) as { event_id?: unknown }).event_id));
+  for await (const line of readRecords(lake, manifest.objects, undefined, counts))
+    ids.push(String((JSON.parse(line) as { event_id?: unknown }).event_id));
   return { ids, records: manifest.records };
 }
 
@@ -75,7 +76,11 @@ function sameKeys(name: string, found: string[], expected: string[], what: strin
   const ok = extra.length === 0 && missing.length === 0;
   const detail = ok
     ? `${found.length} objects, exactly as the daily pipeline left them`
-    : [extra.length > 0 ? `${extra.length} object(s) appeared (${extra.slice(0, 3).join(', ')}${extra.length > 3 ? ', …' : ''})` : '', missing.length > 0 ? `${missing.length} object(s) gone (${missing.slice(0, 3).join(', ')})` : '', what]
+    : [
+        extra.length > 0 ? `${extra.length} object(s) appeared (${extra.slice(0, 3).join(', ')}${extra.length > 3 ? ', …' : ''})` : '',
+        missing.length > 0 ? `${missing.length} object(s) gone (${missing.slice(0, 3).join(', ')})` : '',
+        what,
+      ]
         .filter(Boolean)
         .join('; ');
   return { name, ok, detail };
@@ -89,8 +94,18 @@ async function check({ client, lake, store, since }: Parameters<Scenario['check'
     const back = await publishedIds(lake, recovered(h));
     checks.push(
       back && back.records === expected.ids.length
-        ? { name: `hour ${h} recovered into the backfill prefix`, ok: true, detail: `${back.records} events under ${lake.url(recovered(h))}…` }
-        : { name: `hour ${h} recovered into the backfill prefix`, ok: false, detail: back ? `${back.records} events recovered, the source has ${expected.ids.length}` : `nothing published under ${lake.url(recovered(h))}…: run raw-events-recover with target.path in the backfill prefix` },
+        ? {
+            name: `hour ${h} recovered into the backfill prefix`,
+            ok: true,
+            detail: `${back.records} events under ${lake.url(recovered(h))}…`,
+          }
+        : {
+            name: `hour ${h} recovered into the backfill prefix`,
+            ok: false,
+            detail: back
+              ? `${back.records} events recovered, the source has ${expected.ids.length}`
+              : `nothing published under ${lake.url(recovered(h))}…: run raw-events-recover with target.path in the backfill prefix`,
+          },
     );
     const out = await publishedIds(lake, refined(h));
     const got = new Set(out?.ids ?? []);
@@ -108,9 +123,20 @@ async function check({ client, lake, store, since }: Parameters<Scenario['check'
     });
   }
   const seeded = seededKeys();
-  checks.push(sameKeys('the automated prefix was left alone', (await lake.listAll('events/')).map((o) => o.key), seeded.raw, 'the daily ETL reads events/ and would process backfill objects there a second time'));
-  const otherRefined = (await lake.listAll(`refined/event/dt=${DAY}/`)).map((o) => o.key).filter((k) => !MISSING.some((h) => k.startsWith(refined(h))));
-  checks.push(sameKeys('the other refined hours were left alone', otherRefined, seeded.refined, 'only the missing hours were to be written'));
+  checks.push(
+    sameKeys(
+      'the automated prefix was left alone',
+      (await lake.listAll('events/')).map((o) => o.key),
+      seeded.raw,
+      'the daily ETL reads events/ and would process backfill objects there a second time',
+    ),
+  );
+  const otherRefined = (await lake.listAll(`refined/event/dt=${DAY}/`))
+    .map((o) => o.key)
+    .filter((k) => !MISSING.some((h) => k.startsWith(refined(h))));
+  checks.push(
+    sameKeys('the other refined hours were left alone', otherRefined, seeded.refined, 'only the missing hours were to be written'),
+  );
   checks.push(succeededRun(store, 'raw-events-recover', RANGE, since), succeededRun(store, 'raw-events-refined', RANGE, since));
   return checks;
 }

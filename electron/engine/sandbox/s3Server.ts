@@ -57,8 +57,17 @@ export function s3rverScript(): string {
 
 const START_TIMEOUT_MS = 30_000;
 
-export async function startS3Server(opts: { directory: string; port?: number; onLog?: (line: string) => void; spawn?: NodeSpawner }): Promise<RunningS3> {
-  const child = (opts.spawn ?? spawnNode)(s3rverScript(), [opts.directory, ...(opts.port ? [String(opts.port)] : [])], ['--openssl-legacy-provider']);
+export async function startS3Server(opts: {
+  directory: string;
+  port?: number;
+  onLog?: (line: string) => void;
+  spawn?: NodeSpawner;
+}): Promise<RunningS3> {
+  const child = (opts.spawn ?? spawnNode)(
+    s3rverScript(),
+    [opts.directory, ...(opts.port ? [String(opts.port)] : [])],
+    ['--openssl-legacy-provider'],
+  );
   let exitCode: number | null | undefined;
   const exited = new Promise<void>((done) =>
     child.onExit((code) => {
@@ -72,7 +81,12 @@ export async function startS3Server(opts: { directory: string; port?: number; on
     for (const line of d.split('\n').filter(Boolean)) opts.onLog?.(`[s3] ${line}`);
   });
   try {
-    const port = await firstLine(child, exited, () => exitCode, () => stderr);
+    const port = await firstLine(
+      child,
+      exited,
+      () => exitCode,
+      () => stderr,
+    );
     return {
       info: { endpoint: `http://127.0.0.1:${port}`, port, directory: opts.directory },
       stop: async () => {
@@ -90,7 +104,10 @@ export async function startS3Server(opts: { directory: string; port?: number; on
 function firstLine(child: NodeChild, exited: Promise<void>, code: () => number | null | undefined, stderr: () => string): Promise<number> {
   return new Promise((resolve, reject) => {
     let text = '';
-    const timer = setTimeout(() => reject(new Error(`the sandbox's S3 server did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the sandbox's S3 server did not start within ${START_TIMEOUT_MS / 1000} s`)),
+      START_TIMEOUT_MS,
+    );
     child.stdout?.setEncoding('utf8').on('data', (d: string) => {
       text += d;
       const newline = text.indexOf('\n');
@@ -104,7 +121,9 @@ function firstLine(child: NodeChild, exited: Promise<void>, code: () => number |
     });
     void exited.then(() => {
       clearTimeout(timer);
-      reject(new Error(`the sandbox's S3 server exited during start-up (code ${code()}): ${stderr().trim().split('\n').slice(-5).join(' / ')}`));
+      reject(
+        new Error(`the sandbox's S3 server exited during start-up (code ${code()}): ${stderr().trim().split('\n').slice(-5).join(' / ')}`),
+      );
     });
   });
 }

@@ -28,7 +28,8 @@ async function abortMultipart(ctx, next) {
   if (!/^[A-Za-z0-9._-]+$/.test(ctx.query.uploadId) || !existsSync(dir)) {
     ctx.status = 404;
     ctx.type = 'application/xml';
-    ctx.body = '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>';
+    ctx.body =
+      '<?xml version="1.0" encoding="UTF-8"?>\n<Error><Code>NoSuchUpload</Code><Message>The specified upload does not exist.</Message></Error>';
     return;
   }
   rmSync(dir, { recursive: true, force: true });

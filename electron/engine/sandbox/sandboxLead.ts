@@ -34,7 +34,11 @@ export function ensureSandboxLead(opts: SandboxLeadOptions): SandboxLeadView {
   const { identities } = evidenceRepos(opts.store);
   const registered = identities.get(name);
   if (!vault.has(name)) {
-    if (registered) return view(registered.fingerprint, `${name} is registered with key ${shortFingerprint(registered.fingerprint)}, but that key is not in ${dir}: reset the sandbox (run-backfill sandbox reset) to start with a fresh lead`);
+    if (registered)
+      return view(
+        registered.fingerprint,
+        `${name} is registered with key ${shortFingerprint(registered.fingerprint)}, but that key is not in ${dir}: reset the sandbox (run-backfill sandbox reset) to start with a fresh lead`,
+      );
     const { privateKey } = generateKeys();
     const pem = publicKeyPem(privateKey);
     vault.save({ name, role: 'lead', publicKeyPem: pem, fingerprint: fingerprint(pem) }, privateKey);
@@ -48,11 +52,20 @@ export function ensureSandboxLead(opts: SandboxLeadOptions): SandboxLeadView {
     return view(null, `a key for ${name} is already in ${dir}, made with another passphrase: sign with that one, or reset the sandbox`);
   }
   if (!registered) {
-    const { identity } = identities.register({ name, role: 'lead', publicKeyPem: key.publicKeyPem, actor: opts.actor, source: join(dir, `${name}.key`) });
+    const { identity } = identities.register({
+      name,
+      role: 'lead',
+      publicKeyPem: key.publicKeyPem,
+      actor: opts.actor,
+      source: join(dir, `${name}.key`),
+    });
     return view(identity.fingerprint);
   }
   if (registered.fingerprint !== key.fingerprint || registered.role !== 'lead') {
-    return view(registered.fingerprint, `${name} is registered here as ${registered.role} with key ${shortFingerprint(registered.fingerprint)}, not the key in ${dir}: reset the sandbox`);
+    return view(
+      registered.fingerprint,
+      `${name} is registered here as ${registered.role} with key ${shortFingerprint(registered.fingerprint)}, not the key in ${dir}: reset the sandbox`,
+    );
   }
   return view(registered.fingerprint);
 }
@@ -66,7 +79,8 @@ export function sandboxLeadStatus(store: Store, env: NodeJS.ProcessEnv): Sandbox
   if (!existsSync(file)) return registered ? view(registered.fingerprint, `the key of ${name} is not in ${dir}: reset the sandbox`) : null;
   if (!registered) return view(null, `${name} is not registered in this ledger yet: load a scenario`);
   try {
-    if (readKeyFile(file).fingerprint !== registered.fingerprint) return view(registered.fingerprint, `the key of ${name} in ${dir} is not its registered key: reset the sandbox`);
+    if (readKeyFile(file).fingerprint !== registered.fingerprint)
+      return view(registered.fingerprint, `the key of ${name} in ${dir} is not its registered key: reset the sandbox`);
   } catch (err) {
     return view(registered.fingerprint, (err as Error).message);
   }

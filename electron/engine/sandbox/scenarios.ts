@@ -7,7 +7,19 @@ import type { ScenarioView } from '../../../shared/contractTypes.ts';
 import type { Store } from '../store/index.ts';
 import type { PgClient } from '../targets/postgres/connect.ts';
 import type { S3Bucket } from '../targets/s3/bucket.ts';
-import { ORDERS, REFUNDS, coveringRuns, evidenceOf, noDuplicates, reconciles, resumedAfterStop, signedOff, snapshotTaken, succeededRun, type ScenarioCheck } from './checks.ts';
+import {
+  ORDERS,
+  REFUNDS,
+  coveringRuns,
+  evidenceOf,
+  noDuplicates,
+  reconciles,
+  resumedAfterStop,
+  signedOff,
+  snapshotTaken,
+  succeededRun,
+  type ScenarioCheck,
+} from './checks.ts';
 import { LAKE_SCENARIO } from './lakeScenario.ts';
 import { seedWarehouse } from './seed.ts';
 
@@ -31,7 +43,8 @@ export const SCENARIOS: readonly Scenario[] = [
     id: 1,
     slug: 'refund-reasons',
     title: 'Refund reasons mapped wrong for two months',
-    story: 'From May to June the billing mart counted every "damaged" refund as "other": a mapping bug, now fixed upstream. Finance needs the two months recomputed — billing data, so the whole manual checklist applies.',
+    story:
+      'From May to June the billing mart counted every "damaged" refund as "other": a mapping bug, now fixed upstream. Finance needs the two months recomputed — billing data, so the whole manual checklist applies.',
     job: REFUNDS.job,
     range: { from: '2026-05-01', to: '2026-07-01' },
     steps: [
@@ -42,7 +55,8 @@ export const SCENARIOS: readonly Scenario[] = [
       'run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --sleep-ms 200 --max-row-diff-ratio 0.5',
       'run-backfill export --run-id <id> --format html',
     ],
-    fixed: 'Every refund day from 2026-05-01 to 2026-06-30 equals a recomputation from the source, nothing is duplicated, and the run carries its sanity check, snapshot, dry run, lead sign-off and reconciliation.',
+    fixed:
+      'Every refund day from 2026-05-01 to 2026-06-30 equals a recomputation from the source, nothing is duplicated, and the run carries its sanity check, snapshot, dry run, lead sign-off and reconciliation.',
     async inject({ client }) {
       await client.query(`delete from mart.refund_daily where refund_date >= '2026-05-01' and refund_date < '2026-07-01'`);
       await client.query(`insert into mart.refund_daily
@@ -70,13 +84,20 @@ export const SCENARIOS: readonly Scenario[] = [
     id: 2,
     slug: 'schema-change-72h',
     title: 'An upstream schema change mis-aggregated 72 hours',
-    story: 'On 2026-07-20 an upstream change started sending amounts in cents; it was reverted three days later and found five days after that. The order mart holds amounts a hundred times too large for 72 hours.',
+    story:
+      'On 2026-07-20 an upstream change started sending amounts in cents; it was reverted three days later and found five days after that. The order mart holds amounts a hundred times too large for 72 hours.',
     job: ORDERS.job,
     range: { from: '2026-07-20', to: '2026-07-23' },
-    steps: ['run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23 --dry-run', '… sign-off …', 'run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23'],
+    steps: [
+      'run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23 --dry-run',
+      '… sign-off …',
+      'run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23',
+    ],
     fixed: 'The three days equal a recomputation from the source; the days around them were not touched.',
     async inject({ client }) {
-      await client.query(`update mart.mart_order_daily set paid_amount = paid_amount * 100 where order_date >= '2026-07-20' and order_date < '2026-07-23'`);
+      await client.query(
+        `update mart.mart_order_daily set paid_amount = paid_amount * 100 where order_date >= '2026-07-20' and order_date < '2026-07-23'`,
+      );
     },
     async check({ client, store, since }) {
       return [
@@ -92,7 +113,8 @@ export const SCENARIOS: readonly Scenario[] = [
     id: 4,
     slug: 'contaminated-source',
     title: 'The source is still contaminated',
-    story: 'Refund reasons for 2026-06-10 arrive empty: the upstream reload is not finished. Recomputing now would write the same wrong numbers again. The sanity gate must stop you.',
+    story:
+      'Refund reasons for 2026-06-10 arrive empty: the upstream reload is not finished. Recomputing now would write the same wrong numbers again. The sanity gate must stop you.',
     job: REFUNDS.job,
     range: { from: '2026-06-01', to: '2026-06-15' },
     steps: ['run-backfill check refund-reason-daily --from 2026-06-01 --to 2026-06-15', '(read why it fails; do NOT force the run)'],
@@ -102,11 +124,23 @@ export const SCENARIOS: readonly Scenario[] = [
       await client.query(`update refunds set reason_code = null where refunded_at >= '2026-06-10' and refunded_at < '2026-06-11'`);
     },
     check({ store, since }) {
-      const blocked = store.evidence.list({ kind: 'sanity-check' }).some((e) => e.createdAt >= since && (e.body as { blocked?: boolean }).blocked === true);
+      const blocked = store.evidence
+        .list({ kind: 'sanity-check' })
+        .some((e) => e.createdAt >= since && (e.body as { blocked?: boolean }).blocked === true);
       const written = coveringRuns(store, REFUNDS.job, this.range, since).some((r) => r.partitionsPublished > 0);
       return Promise.resolve([
-        { name: 'the sanity gate stopped the run', ok: blocked, detail: blocked ? 'a failing source sanity check is on record' : 'no failing sanity check on record: run `run-backfill check` first' },
-        { name: 'nothing was recomputed from the contaminated source', ok: !written, detail: written ? 'a run published partitions over the contaminated range' : 'no partition was written' },
+        {
+          name: 'the sanity gate stopped the run',
+          ok: blocked,
+          detail: blocked
+            ? 'a failing source sanity check is on record'
+            : 'no failing sanity check on record: run `run-backfill check` first',
+        },
+        {
+          name: 'nothing was recomputed from the contaminated source',
+          ok: !written,
+          detail: written ? 'a run published partitions over the contaminated range' : 'no partition was written',
+        },
       ]);
     },
   },
@@ -114,27 +148,44 @@ export const SCENARIOS: readonly Scenario[] = [
     id: 5,
     slug: 'crash-half-way',
     title: 'The run crashes half way',
-    story: 'A month of the order mart needs recomputing. Half way through, the laptop dies (kill the process, or Ctrl-C twice). Resume without losing or doubling a partition.',
+    story:
+      'A month of the order mart needs recomputing. Half way through, the laptop dies (kill the process, or Ctrl-C twice). Resume without losing or doubling a partition.',
     job: ORDERS.job,
     range: { from: '2026-06-01', to: '2026-07-01' },
-    steps: ['run-backfill order-daily-mart --from 2026-06-01 --to 2026-07-01 --sleep-ms 500 …', '(kill it part way)', 'run-backfill --resume --run-id <id>'],
+    steps: [
+      'run-backfill order-daily-mart --from 2026-06-01 --to 2026-07-01 --sleep-ms 500 …',
+      '(kill it part way)',
+      'run-backfill --resume --run-id <id>',
+    ],
     fixed: 'The month equals a recomputation from the source, nothing is duplicated, and the same run was stopped and resumed.',
     async inject({ client }) {
-      await client.query(`update mart.mart_order_daily set orders = orders + 1 where order_date >= '2026-06-01' and order_date < '2026-07-01'`);
+      await client.query(
+        `update mart.mart_order_daily set orders = orders + 1 where order_date >= '2026-06-01' and order_date < '2026-07-01'`,
+      );
     },
     async check({ client, store, since }) {
       const run = succeededRun(store, ORDERS.job, this.range, since);
-      return [await reconciles(client, ORDERS.table, this.range), await noDuplicates(client, ORDERS.table, 'order_date, customer_id'), run, resumedAfterStop(store, run.runId)];
+      return [
+        await reconciles(client, ORDERS.table, this.range),
+        await noDuplicates(client, ORDERS.table, 'order_date, customer_id'),
+        run,
+        resumedAfterStop(store, run.runId),
+      ];
     },
   },
   {
     id: 6,
     slug: 'production-load',
     title: 'Production load: lock waits appear mid-run',
-    story: 'A migration wants an exclusive lock on the mart while you backfill it (`run-backfill sandbox traffic` plays it). With --max-lock-wait-ms set, the run must halt instead of blocking production, then finish later.',
+    story:
+      'A migration wants an exclusive lock on the mart while you backfill it (`run-backfill sandbox traffic` plays it). With --max-lock-wait-ms set, the run must halt instead of blocking production, then finish later.',
     job: ORDERS.job,
     range: { from: '2026-07-01', to: '2026-07-11' },
-    steps: ['run-backfill order-daily-mart --from 2026-07-01 --to 2026-07-11 --max-lock-wait-ms 500 --sleep-ms 1000 …', 'run-backfill sandbox traffic --seconds 10   (in another terminal)', 'run-backfill --resume --run-id <id>'],
+    steps: [
+      'run-backfill order-daily-mart --from 2026-07-01 --to 2026-07-11 --max-lock-wait-ms 500 --sleep-ms 1000 …',
+      'run-backfill sandbox traffic --seconds 10   (in another terminal)',
+      'run-backfill --resume --run-id <id>',
+    ],
     fixed: 'The run halted on the lock-wait condition instead of blocking the migration, then resumed, and the range reconciles.',
     async inject({ client }) {
       await client.query(`update mart.mart_order_daily set paid_amount = 0 where order_date >= '2026-07-01' and order_date < '2026-07-11'`);
@@ -157,7 +208,9 @@ export async function loadScenario(env: ScenarioEnv, id: number): Promise<Scenar
   const { client } = env;
   const s = scenario(id);
   if (s.unavailable) throw new Error(`scenario ${id} is not available in this build: ${s.unavailable}`);
-  await client.query('DROP SCHEMA IF EXISTS mart CASCADE; DROP SCHEMA IF EXISTS backfill_runbook CASCADE; DROP SCHEMA IF EXISTS backfill_runbook_snapshots CASCADE; DROP VIEW IF EXISTS refund_timeline; DROP TABLE IF EXISTS refunds, refund_reasons, orders, app_events CASCADE');
+  await client.query(
+    'DROP SCHEMA IF EXISTS mart CASCADE; DROP SCHEMA IF EXISTS backfill_runbook CASCADE; DROP SCHEMA IF EXISTS backfill_runbook_snapshots CASCADE; DROP VIEW IF EXISTS refund_timeline; DROP TABLE IF EXISTS refunds, refund_reasons, orders, app_events CASCADE',
+  );
   await seedWarehouse(client);
   await s.inject(env);
   return s;

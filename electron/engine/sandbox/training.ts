@@ -69,8 +69,15 @@ export function currentScenario(store: Store): { id: number; loadedAt: string } 
 /** The scenario's own checks, counting only what happened since it was last loaded. */
 export async function checkTrainingScenario(opts: TrainingOptions): Promise<ScenarioVerdict> {
   const sc = requireScenario(opts.id);
-  const loaded = opts.store.evidence.list({ kind: LOADED }).filter((e) => (e.body as { id?: number }).id === sc.id).at(-1);
-  if (!loaded) throw new InputError(`scenario ${sc.id} was never loaded here: load it first (run-backfill sandbox load ${sc.id})`, { field: 'scenario', value: sc.id });
+  const loaded = opts.store.evidence
+    .list({ kind: LOADED })
+    .filter((e) => (e.body as { id?: number }).id === sc.id)
+    .at(-1);
+  if (!loaded)
+    throw new InputError(`scenario ${sc.id} was never loaded here: load it first (run-backfill sandbox load ${sc.id})`, {
+      field: 'scenario',
+      value: sc.id,
+    });
   const env = await openEnv(opts);
   try {
     const checks = await sc.check({ ...env, store: opts.store, since: loaded.createdAt });
@@ -81,7 +88,11 @@ export async function checkTrainingScenario(opts: TrainingOptions): Promise<Scen
 }
 
 function requireScenario(id: number) {
-  if (!Number.isInteger(id)) throw new InputError(`scenario ${JSON.stringify(id)} is not a number: choose one of ${SCENARIOS.map((s) => s.id).join(', ')}`, { field: 'scenario', value: id });
+  if (!Number.isInteger(id))
+    throw new InputError(`scenario ${JSON.stringify(id)} is not a number: choose one of ${SCENARIOS.map((s) => s.id).join(', ')}`, {
+      field: 'scenario',
+      value: id,
+    });
   try {
     return scenario(id);
   } catch (err) {
@@ -95,11 +106,23 @@ function summary(sc: ScenarioSummary): ScenarioSummary {
 }
 
 async function openEnv(opts: TrainingOptions): Promise<ScenarioEnv> {
-  if (!opts.config.sandbox) throw new InputError('training scenarios only load into the Sandbox workspace: they reset its data', { field: 'sandbox', value: opts.config.sandbox });
+  if (!opts.config.sandbox)
+    throw new InputError('training scenarios only load into the Sandbox workspace: they reset its data', {
+      field: 'sandbox',
+      value: opts.config.sandbox,
+    });
   const warehouse = opts.config.connections.warehouse;
-  if (warehouse?.kind !== 'postgres') throw new InputError('the sandbox config has no warehouse (PostgreSQL) connection', { field: 'connections.warehouse' });
-  const client: PgClient = await openPg({ url: warehouse.url, statementTimeoutMs: 120_000, lockTimeoutMs: 60_000, connectTimeoutMs: 10_000, applicationName: 'backfill-runbook:sandbox' });
-  const lake: S3Bucket | null = opts.config.connections.lake?.kind === 's3' ? openBucket(opts.config, 'lake', 'connections.lake', opts.env ?? process.env) : null;
+  if (warehouse?.kind !== 'postgres')
+    throw new InputError('the sandbox config has no warehouse (PostgreSQL) connection', { field: 'connections.warehouse' });
+  const client: PgClient = await openPg({
+    url: warehouse.url,
+    statementTimeoutMs: 120_000,
+    lockTimeoutMs: 60_000,
+    connectTimeoutMs: 10_000,
+    applicationName: 'backfill-runbook:sandbox',
+  });
+  const lake: S3Bucket | null =
+    opts.config.connections.lake?.kind === 's3' ? openBucket(opts.config, 'lake', 'connections.lake', opts.env ?? process.env) : null;
   return { client, lake };
 }
 

@@ -99,9 +99,22 @@ export async function takeSnapshot(scope: SnapshotScope, onPartition?: (row: Par
     jobHash: scope.jobHash,
     target: job.target.kind === 's3' ? 's3' : 'postgres',
     location,
-    partitions: rows.map((r) => ({ key: r.partition.key, start: r.partition.start, end: r.partition.end, items: r.items, bytes: r.bytes, checksum: r.checksum })),
+    partitions: rows.map((r) => ({
+      key: r.partition.key,
+      start: r.partition.start,
+      end: r.partition.end,
+      items: r.items,
+      bytes: r.bytes,
+      checksum: r.checksum,
+    })),
   };
-  const evidence = scope.store.evidence.add({ runId: scope.store.runs.get(runId) ? runId : null, planHash: scope.planHash, kind: 'snapshot', body, actor: scope.actor });
+  const evidence = scope.store.evidence.add({
+    runId: scope.store.runs.get(runId) ? runId : null,
+    planHash: scope.planHash,
+    kind: 'snapshot',
+    body,
+    actor: scope.actor,
+  });
   return { target: body.target, location, partitions: rows, evidenceId: evidence.id, ms: Date.now() - started };
 }
 
@@ -120,7 +133,10 @@ export interface RestoreRow {
 }
 
 export async function restoreSnapshot(
-  scope: Omit<SnapshotScope, 'partitions' | 'planHash' | 'jobHash'> & { snapshot: EvidenceRecord & { body: SnapshotEvidenceBody }; partitionKey?: string },
+  scope: Omit<SnapshotScope, 'partitions' | 'planHash' | 'jobHash'> & {
+    snapshot: EvidenceRecord & { body: SnapshotEvidenceBody };
+    partitionKey?: string;
+  },
   onPartition?: (row: RestoreRow) => void,
 ): Promise<{ rows: RestoreRow[]; evidenceId: number; ms: number }> {
   const started = Date.now();
@@ -129,10 +145,13 @@ export async function restoreSnapshot(
   const all = snapshot.body.partitions;
   const chosen = scope.partitionKey === undefined ? all : all.filter((p) => p.key === scope.partitionKey);
   if (chosen.length === 0) {
-    throw new InputError(`the snapshot of run ${runId} has no partition ${JSON.stringify(scope.partitionKey)}; it has: ${all.map((p) => p.key).join(', ')}`, {
-      field: '--partition',
-      value: scope.partitionKey,
-    });
+    throw new InputError(
+      `the snapshot of run ${runId} has no partition ${JSON.stringify(scope.partitionKey)}; it has: ${all.map((p) => p.key).join(', ')}`,
+      {
+        field: '--partition',
+        value: scope.partitionKey,
+      },
+    );
   }
   const rows: RestoreRow[] = [];
   if (job.target.kind === 's3') {

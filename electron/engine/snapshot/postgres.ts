@@ -68,7 +68,12 @@ export class PostgresSnapshots {
       requireColumns(this.table, [this.spec.partition_column], 'target.partition_column');
       const name = snapshotTableName(this.runId, this.tableName);
       this.snapQuoted = `"${SNAPSHOT_SCHEMA}"."${name}"`;
-      this.shape = { quoted: this.table.quoted, partitionColumn: this.spec.partition_column, columns: this.table.columns.map((col) => col.name), key: [] };
+      this.shape = {
+        quoted: this.table.quoted,
+        partitionColumn: this.spec.partition_column,
+        columns: this.table.columns.map((col) => col.name),
+        key: [],
+      };
       if (create) {
         await c.query(SETUP_SQL);
         await c.query(`CREATE TABLE IF NOT EXISTS ${this.snapQuoted} (LIKE ${this.table.quoted})`);
@@ -82,7 +87,8 @@ export class PostgresSnapshots {
       await query(c, `DELETE FROM ${this.snapQuoted} WHERE ${filter}`, p);
       const copied = await query(c, `INSERT INTO ${this.snapQuoted} SELECT * FROM ${this.table.quoted} WHERE ${filter}`, p);
       const [live, kept] = [await this.checksum(c, this.table.quoted, p), await this.checksum(c, this.snapQuoted, p)];
-      if (live !== kept) throw new Error(`snapshot of ${this.tableName} partition ${partition.key} does not match the live rows (${live} vs ${kept})`);
+      if (live !== kept)
+        throw new Error(`snapshot of ${this.tableName} partition ${partition.key} does not match the live rows (${live} vs ${kept})`);
       const mark = await this.markJson(c, partition.key);
       await query(
         c,
@@ -90,7 +96,15 @@ export class PostgresSnapshots {
          VALUES (:run_id, :table, :key, :snap, :rows, :checksum, :mark::jsonb)
          ON CONFLICT (run_id, target_table, partition_key) DO UPDATE
             SET snapshot_table = EXCLUDED.snapshot_table, rows = EXCLUDED.rows, checksum = EXCLUDED.checksum, mark = EXCLUDED.mark, taken_at = now()`,
-        { run_id: this.runId, table: this.tableName, key: partition.key, snap: this.snapQuoted, rows: copied.rowCount, checksum: kept, mark },
+        {
+          run_id: this.runId,
+          table: this.tableName,
+          key: partition.key,
+          snap: this.snapQuoted,
+          rows: copied.rowCount,
+          checksum: kept,
+          mark,
+        },
       );
       return { partition: partition.key, rows: copied.rowCount, checksum: kept, table: this.snapQuoted };
     });
@@ -104,18 +118,31 @@ export class PostgresSnapshots {
         { run_id: this.runId, table: this.tableName, key: partition.key },
       );
       const saved = rec.rows[0];
-      if (!saved) throw new InputError(`no snapshot of ${this.tableName} partition ${partition.key} for run ${this.runId}`, { field: '--partition', value: partition.key });
+      if (!saved)
+        throw new InputError(`no snapshot of ${this.tableName} partition ${partition.key} for run ${this.runId}`, {
+          field: '--partition',
+          value: partition.key,
+        });
       const filter = partitionFilter(this.shape);
       const replaced = await query(c, `DELETE FROM ${this.table.quoted} WHERE ${filter}`, p);
       const put = await query(c, `INSERT INTO ${this.table.quoted} SELECT * FROM ${this.snapQuoted} WHERE ${filter}`, p);
       const now = await this.checksum(c, this.table.quoted, p);
       if (now !== saved.checksum || put.rowCount !== Number(saved.rows)) {
-        throw new Error(`restore of ${this.tableName} partition ${partition.key} would not match its snapshot (${put.rowCount} rows, ${now}; snapshot ${saved.rows} rows, ${saved.checksum}): rolled back`);
+        throw new Error(
+          `restore of ${this.tableName} partition ${partition.key} would not match its snapshot (${put.rowCount} rows, ${now}; snapshot ${saved.rows} rows, ${saved.checksum}): rolled back`,
+        );
       }
       if (await this.hasMarks(c)) {
-        await query(c, `DELETE FROM backfill_runbook.partition_marks WHERE target_table = :table AND partition_key = :key`, { table: this.tableName, key: partition.key });
+        await query(c, `DELETE FROM backfill_runbook.partition_marks WHERE target_table = :table AND partition_key = :key`, {
+          table: this.tableName,
+          key: partition.key,
+        });
         if (saved.mark !== null) {
-          await query(c, `INSERT INTO backfill_runbook.partition_marks SELECT * FROM jsonb_populate_record(NULL::backfill_runbook.partition_marks, :mark::jsonb)`, { mark: JSON.stringify(saved.mark) });
+          await query(
+            c,
+            `INSERT INTO backfill_runbook.partition_marks SELECT * FROM jsonb_populate_record(NULL::backfill_runbook.partition_marks, :mark::jsonb)`,
+            { mark: JSON.stringify(saved.mark) },
+          );
         }
       }
       return { partition: partition.key, rows: put.rowCount, checksum: now, table: this.snapQuoted, replaced: replaced.rowCount };
@@ -134,10 +161,14 @@ export class PostgresSnapshots {
 
   private async markJson(c: PgClient, key: string): Promise<string | null> {
     if (!(await this.hasMarks(c))) return null;
-    const r = await query<{ mark: string }>(c, `SELECT row_to_json(m)::text AS mark FROM backfill_runbook.partition_marks m WHERE target_table = :table AND partition_key = :key`, {
-      table: this.tableName,
-      key,
-    });
+    const r = await query<{ mark: string }>(
+      c,
+      `SELECT row_to_json(m)::text AS mark FROM backfill_runbook.partition_marks m WHERE target_table = :table AND partition_key = :key`,
+      {
+        table: this.tableName,
+        key,
+      },
+    );
     return r.rows[0]?.mark ?? null;
   }
 
@@ -149,7 +180,8 @@ export class PostgresSnapshots {
         const lock = await query<{ locked: boolean }>(c, `SELECT pg_try_advisory_xact_lock(hashtextextended(:lock_key, 0)) AS locked`, {
           lock_key: `backfill_runbook:${this.tableName}:${partition.key}`,
         });
-        if (!lock.rows[0]?.locked) throw new PartitionBusyError(`partition ${partition.key} of ${this.tableName} is being written by a run right now`);
+        if (!lock.rows[0]?.locked)
+          throw new PartitionBusyError(`partition ${partition.key} of ${this.tableName} is being written by a run right now`);
         const result = await fn(c, { partition_start: partition.start, partition_end: partition.end });
         await c.query('COMMIT');
         return result;

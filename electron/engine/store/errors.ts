@@ -41,25 +41,40 @@ export function translateSqliteError(err: unknown, file: string): unknown {
   const sqlite = `${err.code}: ${err.message}`;
   const fail = (code: StoreErrorCode, message: string) => new StoreError(message, code, file, { cause: err });
   if (err.code === 'SQLITE_FULL') {
-    return fail('full', `the disk holding ${file} is full (${sqlite}); the last step was not recorded. Free disk space, then resume the run.`);
+    return fail(
+      'full',
+      `the disk holding ${file} is full (${sqlite}); the last step was not recorded. Free disk space, then resume the run.`,
+    );
   }
   if (err.code.startsWith('SQLITE_READONLY')) {
-    return fail('readonly', `${file} cannot be written (${sqlite}); the last step was not recorded. Check the permissions of the file and its folder, then resume the run.`);
+    return fail(
+      'readonly',
+      `${file} cannot be written (${sqlite}); the last step was not recorded. Check the permissions of the file and its folder, then resume the run.`,
+    );
   }
   if (err.code.startsWith('SQLITE_IOERR')) {
-    return fail('io', `the disk failed while using ${file} (${sqlite}); the last step was not recorded. Check the disk, then resume the run.`);
+    return fail(
+      'io',
+      `the disk failed while using ${file} (${sqlite}); the last step was not recorded. Check the disk, then resume the run.`,
+    );
   }
   if (err.code.startsWith('SQLITE_CANTOPEN')) {
     return fail('io', `cannot open ${file} (${sqlite}). Check that it is a file (not a folder) you may read and write.`);
   }
   if (err.code === 'SQLITE_NOTADB') {
-    return fail('not-a-database', `${file} is not a Backfill Runbook database (${sqlite}). Choose another file, or move this one aside so a new database can be created.`);
+    return fail(
+      'not-a-database',
+      `${file} is not a Backfill Runbook database (${sqlite}). Choose another file, or move this one aside so a new database can be created.`,
+    );
   }
   if (err.code.startsWith('SQLITE_CORRUPT')) {
     return fail('corrupt', `${file} is damaged (${sqlite}). Restore it from a backup; do not keep writing to it.`);
   }
   if (err.code.startsWith('SQLITE_BUSY') || err.code.startsWith('SQLITE_LOCKED')) {
-    return fail('busy', `${file} is locked by another process (${sqlite}). Close the other Backfill Runbook window or run, then try again.`);
+    return fail(
+      'busy',
+      `${file} is locked by another process (${sqlite}). Close the other Backfill Runbook window or run, then try again.`,
+    );
   }
   if (err.code.startsWith('SQLITE_CONSTRAINT')) {
     return fail('constraint', `a write to ${file} broke a rule of its schema (${sqlite})`);

@@ -42,35 +42,37 @@ export function migrateDatabase(db: Database.Database, options: MigrateOptions):
   const latest = migrations.at(-1)?.version ?? 0;
   // Read and write under one write lock: two processes opening a fresh file at once must not
   // both decide to apply 001.
-  return db.transaction((): MigrationOutcome => {
-    const current = refuseFutureSchema(db, file, latest);
-    verifyApplied(db, file, migrations, current);
-    const pending = migrations.filter((m) => m.version > current);
-    if (pending.length === 0) return { from: current, to: current, applied: [] };
+  return db
+    .transaction((): MigrationOutcome => {
+      const current = refuseFutureSchema(db, file, latest);
+      verifyApplied(db, file, migrations, current);
+      const pending = migrations.filter((m) => m.version > current);
+      if (pending.length === 0) return { from: current, to: current, applied: [] };
 
-    db.exec(CREATE_SCHEMA_MIGRATIONS);
-    const record = db.prepare('INSERT INTO schema_migrations (version, name, sha256, applied_at) VALUES (?, ?, ?, ?)');
-    for (const migration of pending) {
-      try {
-        db.exec(migration.sql);
-      } catch (err) {
-        const translated = translateSqliteError(err, file);
-        if (translated instanceof StoreError && ['full', 'readonly', 'io', 'busy'].includes(translated.code)) throw translated;
-        const reason = err instanceof Error ? err.message : String(err);
-        throw new StoreError(
-          `could not apply migration ${migrationLabel(migration)} to ${file}: ${reason}. ` +
-            `Nothing was changed; the database stays at schema version ${current}.`,
-          'migration',
-          file,
-          { cause: err },
-        );
+      db.exec(CREATE_SCHEMA_MIGRATIONS);
+      const record = db.prepare('INSERT INTO schema_migrations (version, name, sha256, applied_at) VALUES (?, ?, ?, ?)');
+      for (const migration of pending) {
+        try {
+          db.exec(migration.sql);
+        } catch (err) {
+          const translated = translateSqliteError(err, file);
+          if (translated instanceof StoreError && ['full', 'readonly', 'io', 'busy'].includes(translated.code)) throw translated;
+          const reason = err instanceof Error ? err.message : String(err);
+          throw new StoreError(
+            `could not apply migration ${migrationLabel(migration)} to ${file}: ${reason}. ` +
+              `Nothing was changed; the database stays at schema version ${current}.`,
+            'migration',
+            file,
+            { cause: err },
+          );
+        }
+        record.run(migration.version, migration.name, sha256Hex(migration.sql), clock().toISOString());
       }
-      record.run(migration.version, migration.name, sha256Hex(migration.sql), clock().toISOString());
-    }
-    // user_version is written inside the transaction, so it commits or rolls back with the schema.
-    db.pragma(`user_version = ${latest}`);
-    return { from: current, to: latest, applied: pending.map(migrationLabel) };
-  }).immediate();
+      // user_version is written inside the transaction, so it commits or rolls back with the schema.
+      db.pragma(`user_version = ${latest}`);
+      return { from: current, to: latest, applied: pending.map(migrationLabel) };
+    })
+    .immediate();
 }
 
 /** Returns the database's schema version, or refuses one newer than `latest`. */
@@ -89,9 +91,7 @@ export function refuseFutureSchema(db: Database.Database, file: string, latest: 
 
 function verifyApplied(db: Database.Database, file: string, migrations: readonly Migration[], current: number): void {
   const hasTable = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
-  const rows = hasTable
-    ? db.prepare<[], AppliedRow>('SELECT version, name, sha256 FROM schema_migrations ORDER BY version').all()
-    : [];
+  const rows = hasTable ? db.prepare<[], AppliedRow>('SELECT version, name, sha256 FROM schema_migrations ORDER BY version').all() : [];
   const recorded = new Map(rows.map((row) => [row.version, row]));
   function refuse(what: string): never {
     throw new StoreError(
@@ -106,13 +106,18 @@ function verifyApplied(db: Database.Database, file: string, migrations: readonly
     if (migration.version > current) break;
     const row = recorded.get(migration.version);
     recorded.delete(migration.version);
-    if (row === undefined) refuse(`migration ${migrationLabel(migration)} is not recorded as applied though the schema version is ${current}`);
+    if (row === undefined)
+      refuse(`migration ${migrationLabel(migration)} is not recorded as applied though the schema version is ${current}`);
     const expected = sha256Hex(migration.sql);
     if (row.sha256 !== expected) {
-      refuse(`migration ${migrationLabel(migration)} was applied with sha256 ${row.sha256 ?? 'null'}, but the code now has sha256 ${expected}`);
+      refuse(
+        `migration ${migrationLabel(migration)} was applied with sha256 ${row.sha256 ?? 'null'}, but the code now has sha256 ${expected}`,
+      );
     }
   }
   for (const row of recorded.values()) {
-    refuse(`schema_migrations records migration ${row.version} (${row.name ?? 'unnamed'}), which this build does not have at schema version ${current}`);
+    refuse(
+      `schema_migrations records migration ${row.version} (${row.name ?? 'unnamed'}), which this build does not have at schema version ${current}`,
+    );
   }
 }

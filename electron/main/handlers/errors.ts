@@ -13,11 +13,22 @@ export function toCallError(err: unknown, redact: (text: string) => string = (t)
     return clean({ code: 'input', message: redact(err.message), hint: err.details.hint, field: err.details.field }, redact);
   }
   if (err instanceof GateError) {
-    return clean({ code: 'gate', message: redact(err.message), reasons: err.reasons.map(redact), hint: 'every reason above must be resolved before this can run' }, redact);
+    return clean(
+      {
+        code: 'gate',
+        message: redact(err.message),
+        reasons: err.reasons.map(redact),
+        hint: 'every reason above must be resolved before this can run',
+      },
+      redact,
+    );
   }
   if (err instanceof ServiceError) return clean({ code: err.code, message: redact(err.message), hint: err.hint }, redact);
   if (err instanceof StoreError) {
-    return clean({ code: 'store', message: redact(err.message), hint: 'the local SQLite file could not be used; the message says why' }, redact);
+    return clean(
+      { code: 'store', message: redact(err.message), hint: 'the local SQLite file could not be used; the message says why' },
+      redact,
+    );
   }
   const message = err instanceof Error ? err.message : String(err);
   return { code: 'internal', message: redact(message), hint: 'this is unexpected: the details are in the app log' };

@@ -39,12 +39,22 @@ export function handle<N extends CallName>(
   ipc.handle(name, async (event: IpcEventLike, ...args: unknown[]): Promise<CallResult<CallOutput<N>>> => {
     if (!guard.trust(event)) {
       guard.log?.(name, new Error(`refused ${name} from an untrusted sender (${event.senderFrame?.url ?? 'no frame'})`));
-      return { ok: false, error: { code: 'untrusted-sender', message: `${name} refused: the message did not come from the app's own window` } };
+      return {
+        ok: false,
+        error: { code: 'untrusted-sender', message: `${name} refused: the message did not come from the app's own window` },
+      };
     }
-    if (args.length !== 1) return { ok: false, error: { code: 'input', message: `${name} takes exactly one argument (an object), got ${args.length}` } };
+    if (args.length !== 1)
+      return { ok: false, error: { code: 'input', message: `${name} takes exactly one argument (an object), got ${args.length}` } };
     const size = serializedLength(args[0]);
     if (size === null || size > MAX_INPUT_CHARS) {
-      return { ok: false, error: { code: 'input', message: `${name} refused its input: ${size === null ? 'not plain data' : `${size} characters, over the limit of ${MAX_INPUT_CHARS}`}` } };
+      return {
+        ok: false,
+        error: {
+          code: 'input',
+          message: `${name} refused its input: ${size === null ? 'not plain data' : `${size} characters, over the limit of ${MAX_INPUT_CHARS}`}`,
+        },
+      };
     }
     const parsed = CALLS[name].input.safeParse(args[0]);
     if (!parsed.success) return { ok: false, error: describeInputIssues(name, parsed.error.issues) };

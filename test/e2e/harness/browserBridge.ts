@@ -37,9 +37,17 @@ const bridge = buildBridge({
         credentials: 'same-origin',
       });
     } catch (err) {
-      return { ok: false, error: { code: 'unavailable', message: `the engine cannot be reached: ${err instanceof Error ? err.message : String(err)}`, hint: 'is the app (npm start) still running? start it again and open the address it prints' } };
+      return {
+        ok: false,
+        error: {
+          code: 'unavailable',
+          message: `the engine cannot be reached: ${err instanceof Error ? err.message : String(err)}`,
+          hint: 'is the app (npm start) still running? start it again and open the address it prints',
+        },
+      };
     }
-    if (!response.ok) return { ok: false, error: { code: 'internal', message: `the engine answered HTTP ${response.status}: ${await response.text()}` } };
+    if (!response.ok)
+      return { ok: false, error: { code: 'internal', message: `the engine answered HTTP ${response.status}: ${await response.text()}` } };
     return response.json();
   },
   subscribe(event, listener) {

@@ -103,17 +103,24 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
 
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const host = new URL(origin).host;
-    if (req.headers.host !== host) return void res.writeHead(421, { 'content-type': 'text/plain' }).end(`this server answers only to ${host}`);
+    if (req.headers.host !== host)
+      return void res.writeHead(421, { 'content-type': 'text/plain' }).end(`this server answers only to ${host}`);
     const url = new URL(req.url ?? '/', origin);
     if (url.pathname === '/__runbook/enter') {
-      if (!sameToken(url.searchParams.get('token'), token)) return void res.writeHead(403, { 'content-type': 'text/plain' }).end('wrong or missing token: use the address printed by npm start');
+      if (!sameToken(url.searchParams.get('token'), token))
+        return void res
+          .writeHead(403, { 'content-type': 'text/plain' })
+          .end('wrong or missing token: use the address printed by npm start');
       res.writeHead(302, { location: '/', 'set-cookie': `${TOKEN_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/` });
       return void res.end();
     }
     if (!sameToken(cookieOf(req, TOKEN_COOKIE), token)) {
-      return void res.writeHead(403, { 'content-type': 'text/plain' }).end('this address needs the token: open the address printed by npm start');
+      return void res
+        .writeHead(403, { 'content-type': 'text/plain' })
+        .end('this address needs the token: open the address printed by npm start');
     }
-    if (url.pathname.startsWith('/__runbook/call/')) return call(req, res, decodeURIComponent(url.pathname.slice('/__runbook/call/'.length)));
+    if (url.pathname.startsWith('/__runbook/call/'))
+      return call(req, res, decodeURIComponent(url.pathname.slice('/__runbook/call/'.length)));
     if (url.pathname === '/__runbook/events') return events(res);
     if (url.pathname === '/__runbook/bridge.js') {
       return void res.writeHead(200, { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'no-store' }).end(bridgeScript);
@@ -123,12 +130,18 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
 
   async function call(req: IncomingMessage, res: ServerResponse, channel: string): Promise<void> {
     if (req.method !== 'POST') return void res.writeHead(405).end();
-    if (req.headers.origin !== origin) return void res.writeHead(403, { 'content-type': 'text/plain' }).end('calls are taken from the app page only');
+    if (req.headers.origin !== origin)
+      return void res.writeHead(403, { 'content-type': 'text/plain' }).end('calls are taken from the app page only');
     const listener = (CALL_NAMES as string[]).includes(channel) ? ipc.listeners.get(channel) : undefined;
     if (!listener) return void res.writeHead(404, { 'content-type': 'text/plain' }).end(`no call ${channel} in the contract`);
     const body = await readBody(req, MAX_INPUT_CHARS * 2);
     if (body === undefined) {
-      return void res.writeHead(413, { 'content-type': 'application/json' }).end(JSON.stringify({ ok: false, error: { code: 'input', message: `${channel} refused its input: over ${MAX_INPUT_CHARS * 2} bytes` } }));
+      return void res.writeHead(413, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          ok: false,
+          error: { code: 'input', message: `${channel} refused its input: over ${MAX_INPUT_CHARS * 2} bytes` },
+        }),
+      );
     }
     let input: unknown;
     try {

@@ -22,7 +22,16 @@ afterAll(() => {
   for (const [k, d] of Object.entries(saved)) if (d) Object.defineProperty(HTMLElement.prototype, k, d);
 });
 
-const cell = (key: string, status: PartitionStatusName, extra: Partial<PartitionCell> = {}): PartitionCell => ({ key, status, rows: null, attempt: 0, error: null, sourceCount: null, targetCount: null, ...extra });
+const cell = (key: string, status: PartitionStatusName, extra: Partial<PartitionCell> = {}): PartitionCell => ({
+  key,
+  status,
+  rows: null,
+  attempt: 0,
+  error: null,
+  sourceCount: null,
+  targetCount: null,
+  ...extra,
+});
 
 function days(from: string, n: number): string[] {
   const start = Date.parse(`${from}T00:00:00Z`);
@@ -32,8 +41,24 @@ function days(from: string, n: number): string[] {
 describe('layoutCalendar', () => {
   it.each([
     // 2026-05-01 is a Friday: the first week row starts on Monday 2026-04-27
-    { unit: 'day' as const, keys: days('2026-05-01', 4), columns: 7, rows: [['2026-04-27', [[], [], [], [], [0], [1], [2]]], ['2026-05-04', [[3], [], [], [], [], [], []]]] },
-    { unit: 'month' as const, keys: ['2025-11', '2025-12', '2026-01'], columns: 12, rows: [['2025', [[], [], [], [], [], [], [], [], [], [], [0], [1]]], ['2026', [[2], [], [], [], [], [], [], [], [], [], [], []]]] },
+    {
+      unit: 'day' as const,
+      keys: days('2026-05-01', 4),
+      columns: 7,
+      rows: [
+        ['2026-04-27', [[], [], [], [], [0], [1], [2]]],
+        ['2026-05-04', [[3], [], [], [], [], [], []]],
+      ],
+    },
+    {
+      unit: 'month' as const,
+      keys: ['2025-11', '2025-12', '2026-01'],
+      columns: 12,
+      rows: [
+        ['2025', [[], [], [], [], [], [], [], [], [], [], [0], [1]]],
+        ['2026', [[2], [], [], [], [], [], [], [], [], [], [], []]],
+      ],
+    },
   ])('$unit partitions', ({ unit, keys, columns, rows }) => {
     const cal = layoutCalendar(unit, keys);
     expect(cal.columns).toHaveLength(columns);
@@ -80,7 +105,11 @@ describe('<PartitionGrid>', () => {
   });
 
   it('is one tab stop; arrow keys move between partitions and say how each went', () => {
-    const cells = [cell('2026-05-01', 'published', { rows: 120 }), cell('2026-05-02', 'failed', { attempt: 2, error: 'validation failed: rows 10 vs 9' }), cell('2026-05-03', 'pending')];
+    const cells = [
+      cell('2026-05-01', 'published', { rows: 120 }),
+      cell('2026-05-02', 'failed', { attempt: 2, error: 'validation failed: rows 10 vs 9' }),
+      cell('2026-05-03', 'pending'),
+    ];
     render(<PartitionGrid unit="day" cells={cells} />);
     const grid = screen.getByRole('grid');
     expect(grid.getAttribute('tabindex')).toBe('0');

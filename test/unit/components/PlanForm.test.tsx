@@ -33,7 +33,10 @@ let bridge: FakeBridge;
 beforeEach(() => {
   useApp.setState({ draft: EMPTY_DRAFT, errors: [] });
   bridge = installFakeBridge({
-    'jobs:list': () => ({ jobs: Object.values(jobs).map((j) => ({ name: j.name, unit: j.unit, target: 'mart.x on warehouse' })), problems: [] }),
+    'jobs:list': () => ({
+      jobs: Object.values(jobs).map((j) => ({ name: j.name, unit: j.unit, target: 'mart.x on warehouse' })),
+      problems: [],
+    }),
     'jobs:get': (input) => {
       const job = jobs[(input as { name: keyof typeof jobs }).name];
       return { summary: { name: job.name }, job };
@@ -51,8 +54,10 @@ async function fill(values: { job: string; from: string; to: string; sleep?: str
   fireEvent.change(screen.getByLabelText('Request id (the run id)'), { target: { value: values.requestId ?? 'bf-2026-06-x' } });
   fireEvent.change(screen.getByLabelText('From (inclusive)'), { target: { value: values.from } });
   fireEvent.change(screen.getByLabelText('To (exclusive)'), { target: { value: values.to } });
-  if (values.sleep !== undefined) fireEvent.change(screen.getByLabelText('Pause between partitions (ms)'), { target: { value: values.sleep } });
-  if (values.rowDiff !== undefined) fireEvent.change(screen.getByLabelText('Max row difference vs dry run (ratio)'), { target: { value: values.rowDiff } });
+  if (values.sleep !== undefined)
+    fireEvent.change(screen.getByLabelText('Pause between partitions (ms)'), { target: { value: values.sleep } });
+  if (values.rowDiff !== undefined)
+    fireEvent.change(screen.getByLabelText('Max row difference vs dry run (ratio)'), { target: { value: values.rowDiff } });
   await act(async () => {
     await new Promise((r) => setTimeout(r, 0));
   });
@@ -109,7 +114,7 @@ describe('the plan form as you type', () => {
   it('a vague range is a blocking red flag, names the field, and keeps the plan from being created', async () => {
     await fill({ job: 'order-daily-mart', from: 'last 3 months', to: '2026-05-11' });
     expect(flagCodes()).toContain('vague-range');
-    const flag = [...(screen.getByTestId('red-flags').querySelectorAll('li'))].find((li) => li.textContent?.includes('vague-range'));
+    const flag = [...screen.getByTestId('red-flags').querySelectorAll('li')].find((li) => li.textContent?.includes('vague-range'));
     expect(flag?.textContent).toContain('range.from "last 3 months" is not an absolute date');
     expect(flag?.textContent).toContain('blocks');
     expect(screen.getByText('from "last 3 months" is not a date: use YYYY-MM-DD, YYYY-MM (month) or YYYY-MM-DDTHH (hour)')).toBeTruthy();

@@ -24,13 +24,28 @@ const refunds: ScenarioView = {
   steps: ['run-backfill check refund-reason-daily --from 2026-05-01 --to 2026-07-01'],
   fixed: 'Every refund day equals a recomputation from the source.',
 };
-const lake: ScenarioView = { ...refunds, id: 3, slug: 's3', title: 'Hours missing from S3', story: 'Two hours never arrived.', steps: [], unavailable: 'the sandbox has no S3 server in this build' };
+const lake: ScenarioView = {
+  ...refunds,
+  id: 3,
+  slug: 's3',
+  title: 'Hours missing from S3',
+  story: 'Two hours never arrived.',
+  steps: [],
+  unavailable: 'the sandbox has no S3 server in this build',
+};
 const LOADED_AT = '2026-11-30T12:34:56.789Z';
 const lead = { name: 'sandbox-lead', passphrase: 'sandbox-training-only', fingerprint: 'f'.repeat(64) };
 
 const workspace = (kind: 'sandbox' | 'folder'): AppInfo => ({
   version: 'test',
-  workspace: { label: kind === 'sandbox' ? 'Sandbox' : 'w', kind, dir: '/s', dbFile: '/s/runbook.sqlite', jobsDir: '/s/jobs', configFile: null },
+  workspace: {
+    label: kind === 'sandbox' ? 'Sandbox' : 'w',
+    kind,
+    dir: '/s',
+    dbFile: '/s/runbook.sqlite',
+    jobsDir: '/s/jobs',
+    configFile: null,
+  },
   operator: 'ann@host',
   secretStorage: 'unavailable',
   browserMode: true,
@@ -78,7 +93,9 @@ describe('the Training screen', () => {
     render(<TrainingScreen />);
     const item = await screen.findByRole('listitem', { name: 'Scenario 3: Hours missing from S3' });
     expect(item.className).toBe('scenario unavailable');
-    expect(within(item).getByTestId('unavailable').textContent).toBe('Not available in this build: the sandbox has no S3 server in this build');
+    expect(within(item).getByTestId('unavailable').textContent).toBe(
+      'Not available in this build: the sandbox has no S3 server in this build',
+    );
     expect(within(item).queryByRole('button')).toBeNull();
     const first = screen.getByRole('listitem', { name: 'Scenario 1: Refund reasons mapped wrong' });
     expect(within(first).getByText('Two months of refunds counted as "other".')).toBeTruthy();
@@ -96,35 +113,62 @@ describe('the Training screen', () => {
     fireEvent.click(screen.getByRole('button', { name: 'Load scenario 1' }));
     fireEvent.click(screen.getByRole('button', { name: 'Reset the Sandbox and load scenario 1' }));
     const panel = () => screen.getByRole('region', { name: 'Scenario' });
-    await waitFor(() => expect(within(panel()).getByRole('heading', { level: 2 }).textContent).toBe('Scenario 1: Refund reasons mapped wrong'));
+    await waitFor(() =>
+      expect(within(panel()).getByRole('heading', { level: 2 }).textContent).toBe('Scenario 1: Refund reasons mapped wrong'),
+    );
     expect(bridge.calls.filter((c) => c.name === 'training:load')).toEqual([{ name: 'training:load', input: { id: 1 } }]);
     expect(screen.queryByRole('dialog')).toBeNull();
-    expect(within(panel()).getByTestId('fixed-means').textContent).toBe('Fixed means: Every refund day equals a recomputation from the source.');
+    expect(within(panel()).getByTestId('fixed-means').textContent).toBe(
+      'Fixed means: Every refund day equals a recomputation from the source.',
+    );
     expect(within(panel()).getByTestId('lead-passphrase').textContent).toBe('sandbox-training-only');
     expect(within(panel()).getByText('run-backfill check refund-reason-daily --from 2026-05-01 --to 2026-07-01')).toBeTruthy();
     expect(screen.getByRole('button', { name: 'Load scenario 1 again' })).toBeTruthy();
   });
 
   it.each<[string, boolean, string, string[]]>([
-    ['not fixed: what was missed, ✗ and ✓', false, 'Not fixed yet — 1 of 2 checks fail. What you missed:', ['✗ target reconciles with the source: mart.refund_daily differs from the source', '✓ nothing duplicated: no duplicate keys in the target']],
-    ['fixed', true, 'FIXED — every check holds.', ['✓ target reconciles with the source: 303 rows match', '✓ nothing duplicated: no duplicate keys in the target']],
+    [
+      'not fixed: what was missed, ✗ and ✓',
+      false,
+      'Not fixed yet — 1 of 2 checks fail. What you missed:',
+      [
+        '✗ target reconciles with the source: mart.refund_daily differs from the source',
+        '✓ nothing duplicated: no duplicate keys in the target',
+      ],
+    ],
+    [
+      'fixed',
+      true,
+      'FIXED — every check holds.',
+      ['✓ target reconciles with the source: 303 rows match', '✓ nothing duplicated: no duplicate keys in the target'],
+    ],
   ])('"Check my work" shows each check: %s', async (_what, ok, banner, lines) => {
     view = { ...view, current: { id: 1, loadedAt: LOADED_AT }, lead };
     if (ok) verdict = { ...verdict, ok, checks: [{ ...verdict.checks[0]!, ok: true, detail: '303 rows match' }, verdict.checks[1]!] };
     render(<TrainingScreen />);
     fireEvent.click(await screen.findByRole('button', { name: 'Check my work' }));
     expect((await screen.findByTestId('verdict-banner')).textContent).toBe(banner);
-    expect(within(screen.getByRole('list', { name: 'Checks' })).getAllByRole('listitem').map((li) => li.textContent)).toEqual(lines);
+    expect(
+      within(screen.getByRole('list', { name: 'Checks' }))
+        .getAllByRole('listitem')
+        .map((li) => li.textContent),
+    ).toEqual(lines);
     expect(bridge.calls.filter((c) => c.name === 'training:check')).toEqual([{ name: 'training:check', input: { id: 1 } }]);
   });
 
-  it("\"Start this scenario's plan\" fills the plan with its job and range, and opens the plan", async () => {
+  it('"Start this scenario\'s plan" fills the plan with its job and range, and opens the plan', async () => {
     view = { ...view, current: { id: 1, loadedAt: LOADED_AT }, lead };
     render(<TrainingScreen />);
     fireEvent.click(await screen.findByRole('button', { name: "Start this scenario's plan" }));
     const { draft, view: at } = useApp.getState();
     expect(at).toEqual({ name: 'plan' });
-    expect([draft.job, draft.from, draft.to, draft.requestId, draft.reason]).toEqual(['refund-reason-daily', '2026-05-01', '2026-07-01', 'train-1-20261130-123456', 'Training scenario 1: Refund reasons mapped wrong']);
+    expect([draft.job, draft.from, draft.to, draft.requestId, draft.reason]).toEqual([
+      'refund-reason-daily',
+      '2026-05-01',
+      '2026-07-01',
+      'train-1-20261130-123456',
+      'Training scenario 1: Refund reasons mapped wrong',
+    ]);
   });
 });
 

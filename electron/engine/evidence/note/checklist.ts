@@ -53,13 +53,27 @@ export function checklist(bundle: NoteBundle, verification: BundleVerification):
       const change = (b.partitions ?? []).reduce((sum, p) => sum + Number(p.change?.rows ?? 0), 0);
       return `${cite(e)}: ${b.summary ?? ''}, row change ${change >= 0 ? '+' : ''}${change}`;
     }),
-    { step: 'Lead sign-off', state: signoffs.length === 0 ? 'missing' : 'done', evidence: signoffs.length ? signoffs : ['no sign-off on record'] },
+    {
+      step: 'Lead sign-off',
+      state: signoffs.length === 0 ? 'missing' : 'done',
+      evidence: signoffs.length ? signoffs : ['no sign-off on record'],
+    },
     {
       step: 'Executed',
-      state: total === 0 || run.status === 'planned' ? 'missing' : Number(run.partitionsFailed ?? 0) > 0 || run.status === 'failed' ? 'failed' : 'done',
+      state:
+        total === 0 || run.status === 'planned'
+          ? 'missing'
+          : Number(run.partitionsFailed ?? 0) > 0 || run.status === 'failed'
+            ? 'failed'
+            : 'done',
       evidence: [`${published}/${total} partitions published, ${Number(run.rowsWritten ?? 0)} rows, status ${String(run.status)}`],
     },
-    step('Row-count comparison captured', recon, (e) => `${cite(e)}: ${body(e).ok ? 'all partitions agree' : 'DISAGREEMENT'}`, lastRecon !== undefined && body(lastRecon).ok !== true),
+    step(
+      'Row-count comparison captured',
+      recon,
+      (e) => `${cite(e)}: ${body(e).ok ? 'all partitions agree' : 'DISAGREEMENT'}`,
+      lastRecon !== undefined && body(lastRecon).ok !== true,
+    ),
     ...(other.length > 0 ? [step('Other evidence', other)] : []),
   ];
 }

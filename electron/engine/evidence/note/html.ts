@@ -4,7 +4,8 @@
  */
 import { NOTE_SECTIONS, type NoteModel, type Table } from './model.ts';
 
-const esc = (text: string) => text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+const esc = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 
 function table({ header, rows }: Table, cls = ''): string {
   if (rows.length === 0) return '<p class="none">none</p>';
@@ -45,7 +46,10 @@ ul.checklist ul { margin: .1rem 0 0 1.6rem; padding: 0; color: #333; }
 export function renderHtml(m: NoteModel): string {
   const [what, checklistTitle, partitions, reconciliation, history, metrics, chain] = NOTE_SECTIONS;
   const checklist = `<ul class="checklist">${m.checklist
-    .map((s) => `<li><span class="state ${s.state}">${s.state === 'done' ? '✔ done' : s.state === 'failed' ? '✘ failed' : '○ missing'}</span> <strong>${esc(s.step)}</strong><ul>${s.evidence.map((e) => `<li>${esc(e)}</li>`).join('')}</ul></li>`)
+    .map(
+      (s) =>
+        `<li><span class="state ${s.state}">${s.state === 'done' ? '✔ done' : s.state === 'failed' ? '✘ failed' : '○ missing'}</span> <strong>${esc(s.step)}</strong><ul>${s.evidence.map((e) => `<li>${esc(e)}</li>`).join('')}</ul></li>`,
+    )
     .join('')}</ul>`;
   return `<!doctype html>
 <html lang="en">

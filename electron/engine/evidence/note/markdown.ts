@@ -5,7 +5,11 @@ const cell = (text: string) => text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|')
 
 function table({ header, rows }: Table): string {
   if (rows.length === 0) return '_none_';
-  return [`| ${header.map(cell).join(' | ')} |`, `|${header.map(() => ' --- ').join('|')}|`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.map(cell).join(' | ')} |`,
+    `|${header.map(() => ' --- ').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`),
+  ].join('\n');
 }
 
 const pairs = (items: [string, string][]) => items.map(([k, v]) => `- **${k}:** ${v.replace(/\r?\n/g, ' ')}`).join('\n');
@@ -26,7 +30,10 @@ export function renderMarkdown(m: NoteModel): string {
     '',
     `## ${checklistTitle}`,
     '',
-    ...m.checklist.map((s) => `- ${MARK[s.state]} **${s.step}**${s.state === 'done' ? '' : ` (${s.state})`}\n${s.evidence.map((e) => `  - ${e}`).join('\n')}`),
+    ...m.checklist.map(
+      (s) =>
+        `- ${MARK[s.state]} **${s.step}**${s.state === 'done' ? '' : ` (${s.state})`}\n${s.evidence.map((e) => `  - ${e}`).join('\n')}`,
+    ),
     '',
     `## ${partitions}`,
     '',

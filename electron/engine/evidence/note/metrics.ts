@@ -44,17 +44,21 @@ export function activeMs(bundle: NoteBundle): number {
 }
 
 export function metrics(bundle: NoteBundle, reconciliation: { partitions?: Record<string, unknown>[] } | undefined): [string, string][] {
-  const run = (bundle.run[0] ?? {});
+  const run = bundle.run[0] ?? {};
   const rows = Number(run.rowsWritten ?? 0);
   const ms = activeMs(bundle);
-  const stops = bundle.audit.filter((e) => e.runId === bundle.runId && e.entity === 'run' && (e.toStatus === 'paused' || e.toStatus === 'halted')).length;
+  const stops = bundle.audit.filter(
+    (e) => e.runId === bundle.runId && e.entity === 'run' && (e.toStatus === 'paused' || e.toStatus === 'halted'),
+  ).length;
   let duplicates = 0;
   for (const e of bundle.audit) {
     if (e.runId !== bundle.runId || e.entity !== 'partition' || typeof e.detail.error !== 'string') continue;
     const found = /(\d+) duplicate key/.exec(e.detail.error);
     if (found) duplicates += Number(found[1]);
   }
-  const ratios = (reconciliation?.partitions ?? []).flatMap((p) => ((p.checks as { diffRatio?: number }[] | undefined) ?? []).map((c) => Number(c.diffRatio ?? 0)));
+  const ratios = (reconciliation?.partitions ?? []).flatMap((p) =>
+    ((p.checks as { diffRatio?: number }[] | undefined) ?? []).map((c) => Number(c.diffRatio ?? 0)),
+  );
   return [
     ['Rows written', String(rows)],
     ['Active time', `${(ms / 1000).toFixed(1)} s`],
@@ -62,6 +66,9 @@ export function metrics(bundle: NoteBundle, reconciliation: { partitions?: Recor
     ['Stop count', String(stops)],
     ['Duplicate keys caught by validation', String(duplicates)],
     ['Validation diff ratio (max)', ratios.length > 0 ? String(Math.max(...ratios)) : '–'],
-    ['Partitions', `${Number(run.partitionsPublished ?? 0)} published, ${Number(run.partitionsFailed ?? 0)} failed, ${Number(run.partitionsTotal ?? 0)} total`],
+    [
+      'Partitions',
+      `${Number(run.partitionsPublished ?? 0)} published, ${Number(run.partitionsFailed ?? 0)} failed, ${Number(run.partitionsTotal ?? 0)} total`,
+    ],
   ];
 }

@@ -10,7 +10,15 @@ import type { BundleVerification } from '../verifyBundle.ts';
 import { checklist, type ChecklistStep } from './checklist.ts';
 import { metrics, runHistory } from './metrics.ts';
 
-export const NOTE_SECTIONS = ['What happened', 'Checklist', 'Partitions', 'Reconciliation', 'Stop and resume history', 'Metrics', 'Audit chain and signatures'] as const;
+export const NOTE_SECTIONS = [
+  'What happened',
+  'Checklist',
+  'Partitions',
+  'Reconciliation',
+  'Stop and resume history',
+  'Metrics',
+  'Audit chain and signatures',
+] as const;
 
 export interface Table {
   header: string[];
@@ -59,14 +67,27 @@ export function buildNoteModel(bundle: NoteBundle, verification: BundleVerificat
       ['Signed off by', signedBy || 'nobody (no valid lead sign-off in this note)'],
       ['Executed by', str(run.executedBy)],
       ['When', `created ${str(run.createdAt)}, started ${str(run.startedAt)}, finished ${str(run.finishedAt)}`],
-      ['Outcome', `${str(run.status)}: ${str(run.partitionsPublished)}/${str(run.partitionsTotal)} partitions published, ${str(run.partitionsFailed)} failed, ${str(run.rowsWritten)} rows${run.haltReason ? ` — ${str(run.haltReason)}` : ''}`],
+      [
+        'Outcome',
+        `${str(run.status)}: ${str(run.partitionsPublished)}/${str(run.partitionsTotal)} partitions published, ${str(run.partitionsFailed)} failed, ${str(run.rowsWritten)} rows${run.haltReason ? ` — ${str(run.haltReason)}` : ''}`,
+      ],
       ['Plan hash', str(run.planHash)],
       ['Job hash', str(run.jobHash)],
     ],
     checklist: checklist(bundle, verification),
     partitions: {
       header: ['partition', 'status', 'attempt', 'rows', 'source rows', 'target rows', 'ms', 'checksum', 'error'],
-      rows: bundle.partitions.map((p) => [str(p.key), str(p.status), str(p.attempt), str(p.rowsWritten), str(p.sourceCount), str(p.targetCount), str(p.durationMs), str(p.checksum).slice(0, 20), str(p.error)]),
+      rows: bundle.partitions.map((p) => [
+        str(p.key),
+        str(p.status),
+        str(p.attempt),
+        str(p.rowsWritten),
+        str(p.sourceCount),
+        str(p.targetCount),
+        str(p.durationMs),
+        str(p.checksum).slice(0, 20),
+        str(p.error),
+      ]),
     },
     reconciliation: {
       summary: !reconciliation
@@ -84,7 +105,10 @@ export function buildNoteModel(bundle: NoteBundle, verification: BundleVerificat
         ]),
       },
     },
-    history: { header: ['at', 'event', 'actor', 'status', 'reason'], rows: runHistory(bundle).map((h) => [h.at, h.event, h.actor, h.status, h.reason]) },
+    history: {
+      header: ['at', 'event', 'actor', 'status', 'reason'],
+      rows: runHistory(bundle).map((h) => [h.at, h.event, h.actor, h.status, h.reason]),
+    },
     metrics: metrics(bundle, reconBody),
     chain: [
       ['Audit slice', `seq ${str(bundle.audit[0]?.seq)} to ${str(exported?.seq)} (${bundle.audit.length} entries)`],
@@ -95,7 +119,14 @@ export function buildNoteModel(bundle: NoteBundle, verification: BundleVerificat
     ],
     signatures: {
       header: ['what', 'signer', 'role', 'key', 'at', 'verified'],
-      rows: verification.signatures.map((s) => [s.what, s.signer, s.role ?? 'not registered', shortFingerprint(s.fingerprint), s.at, s.valid ? 'yes' : 'NO']),
+      rows: verification.signatures.map((s) => [
+        s.what,
+        s.signer,
+        s.role ?? 'not registered',
+        shortFingerprint(s.fingerprint),
+        s.at,
+        s.valid ? 'yes' : 'NO',
+      ]),
     },
     verdict: verification.ok
       ? `Intact at export${verification.signedHead ? ', head signed' : ', head NOT signed'}.`

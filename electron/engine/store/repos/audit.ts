@@ -59,7 +59,9 @@ export function createAuditRepo(db: Database.Database, clock: Clock): AuditRepo 
     unchained: db.prepare<[], ChainedRow>('SELECT * FROM audit_log WHERE hash IS NULL ORDER BY seq'),
     hashBefore: db.prepare<[number], string | null>('SELECT hash FROM audit_log WHERE seq < ? ORDER BY seq DESC LIMIT 1').pluck(),
     seal: db.prepare<[string, string, number]>('UPDATE audit_log SET prev_hash = ?, hash = ? WHERE seq = ?'),
-    chain: db.prepare<{ fromSeq: number; toSeq: number }, ChainedRow>('SELECT * FROM audit_log WHERE seq BETWEEN @fromSeq AND @toSeq ORDER BY seq'),
+    chain: db.prepare<{ fromSeq: number; toSeq: number }, ChainedRow>(
+      'SELECT * FROM audit_log WHERE seq BETWEEN @fromSeq AND @toSeq ORDER BY seq',
+    ),
     listAll: db.prepare<{ afterSeq: number; limit: number }, AuditRow>(
       'SELECT * FROM audit_log WHERE seq > @afterSeq ORDER BY seq LIMIT @limit',
     ),
@@ -109,10 +111,7 @@ export function createAuditRepo(db: Database.Database, clock: Clock): AuditRepo 
     append: (entry) => append.immediate(entry),
     list({ runId, afterSeq = 0, limit = -1 } = {}) {
       // LIMIT -1 is SQLite for "no limit".
-      const rows =
-        runId === undefined
-          ? statements.listAll.all({ afterSeq, limit })
-          : statements.listByRun.all({ runId, afterSeq, limit });
+      const rows = runId === undefined ? statements.listAll.all({ afterSeq, limit }) : statements.listByRun.all({ runId, afterSeq, limit });
       return rows.map(toAuditEntry);
     },
     chain: ({ fromSeq = 1, toSeq = Number.MAX_SAFE_INTEGER } = {}) => statements.chain.all({ fromSeq, toSeq }).map(toChainedEntry),

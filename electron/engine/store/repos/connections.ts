@@ -67,7 +67,12 @@ export function createConnectionsRepo(db: Database.Database, clock: Clock, audit
 
   const save = db.transaction((input: ConnectionInput): SavedConnection => {
     const before = statements.get.get(input.name);
-    const secret = input.secret === undefined ? (before && before.secret_ciphertext ? { ciphertext: before.secret_ciphertext, backend: before.secret_backend } : null) : input.secret;
+    const secret =
+      input.secret === undefined
+        ? before && before.secret_ciphertext
+          ? { ciphertext: before.secret_ciphertext, backend: before.secret_backend }
+          : null
+        : input.secret;
     statements.upsert.run({
       name: input.name,
       kind: input.kind,

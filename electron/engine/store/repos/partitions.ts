@@ -48,9 +48,7 @@ export function createPartitionsRepo(
 ): PartitionsRepo {
   const statements = {
     list: db.prepare<[string], PartitionRow>('SELECT * FROM partitions WHERE run_id = ? ORDER BY seq'),
-    listByStatus: db.prepare<[string, string], PartitionRow>(
-      'SELECT * FROM partitions WHERE run_id = ? AND status = ? ORDER BY seq',
-    ),
+    listByStatus: db.prepare<[string, string], PartitionRow>('SELECT * FROM partitions WHERE run_id = ? AND status = ? ORDER BY seq'),
     get: db.prepare<[string, string], PartitionRow>('SELECT * FROM partitions WHERE run_id = ? AND partition_key = ?'),
     countByStatus: db.prepare<[string], { status: string; n: number }>(
       'SELECT status, count(*) AS n FROM partitions WHERE run_id = ? GROUP BY status',
@@ -72,15 +70,27 @@ export function createPartitionsRepo(
       const from = before.status as PartitionStatus;
       if (!canTransition(from, to)) {
         const allowed = PARTITION_TRANSITIONS[from].join(', ');
-        throw new StoreError(`partition ${key} of run ${runId} cannot go from ${from} to ${to} (from ${from} it may go to: ${allowed})`, 'transition');
+        throw new StoreError(
+          `partition ${key} of run ${runId} cannot go from ${from} to ${to} (from ${from} it may go to: ${allowed})`,
+          'transition',
+        );
       }
       const now = clock();
       const next: PartitionRow = { ...before, status: to };
       if (to === 'running') {
         // A new attempt: the previous attempt's results stay in the audit log, not on the row.
         Object.assign(next, {
-          attempt: before.attempt + 1, started_at: now.toISOString(), finished_at: null, duration_ms: null, error: null,
-          rows_written: null, source_count: null, source_sums_json: null, target_count: null, target_sums_json: null, checksum: null,
+          attempt: before.attempt + 1,
+          started_at: now.toISOString(),
+          finished_at: null,
+          duration_ms: null,
+          error: null,
+          rows_written: null,
+          source_count: null,
+          source_sums_json: null,
+          target_count: null,
+          target_sums_json: null,
+          checksum: null,
         });
       }
       if (patch.rowsWritten !== undefined) next.rows_written = patch.rowsWritten;

@@ -111,18 +111,34 @@ export function createRunsRepo(
     }
     const settings = checkSettings(input.settings ?? {});
     statements.insertRun.run({
-      runId: input.runId, jobName: input.jobName, planHash: input.planHash, jobHash: input.jobHash, kind: input.kind,
-      rangeFrom: input.rangeFrom ?? null, rangeTo: input.rangeTo ?? null, unit: input.unit ?? null,
-      timezone: input.timezone ?? null, writeMode: input.writeMode ?? null, tier: input.tier ?? null,
-      cursor: input.partitions[0]?.key ?? null, partitionsTotal: input.partitions.length,
-      requestedBy: input.requestedBy ?? null, executedBy: input.executedBy ?? null,
-      settingsJson: settingsToJson(settings), now: clock().toISOString(),
+      runId: input.runId,
+      jobName: input.jobName,
+      planHash: input.planHash,
+      jobHash: input.jobHash,
+      kind: input.kind,
+      rangeFrom: input.rangeFrom ?? null,
+      rangeTo: input.rangeTo ?? null,
+      unit: input.unit ?? null,
+      timezone: input.timezone ?? null,
+      writeMode: input.writeMode ?? null,
+      tier: input.tier ?? null,
+      cursor: input.partitions[0]?.key ?? null,
+      partitionsTotal: input.partitions.length,
+      requestedBy: input.requestedBy ?? null,
+      executedBy: input.executedBy ?? null,
+      settingsJson: settingsToJson(settings),
+      now: clock().toISOString(),
     });
     input.partitions.forEach(({ key, start, end }, seq) => {
       statements.insertPartition.run(input.runId, key, seq, start ?? null, end ?? null);
     });
     audit.append({
-      runId: input.runId, entity: 'run', entityId: input.runId, event: 'run.created', toStatus: 'planned', actor: input.actor,
+      runId: input.runId,
+      entity: 'run',
+      entityId: input.runId,
+      event: 'run.created',
+      toStatus: 'planned',
+      actor: input.actor,
       detail: { kind: input.kind, planHash: input.planHash, jobHash: input.jobHash, partitions: input.partitions.length },
     });
     return toRun(mustGet(input.runId));
@@ -134,7 +150,9 @@ export function createRunsRepo(
     const now = clock().toISOString();
     const restarting = status === 'running' || status === 'planned';
     const row = statements.setStatus.get({
-      runId, status, now,
+      runId,
+      status,
+      now,
       startedAt: status === 'running' && before.started_at === null ? now : before.started_at,
       finishedAt: STOPPED.has(status) ? now : restarting ? null : before.finished_at,
       // A resumed run is no longer halted for the old reason; the audit log keeps it.
@@ -142,8 +160,14 @@ export function createRunsRepo(
     });
     if (row === undefined) throw new Error(`run ${runId} vanished while updating`);
     audit.append({
-      runId, entity: 'run', entityId: runId, event: options.event ?? `run.${status}`, fromStatus: before.status, toStatus: status,
-      actor: options.actor, detail: options.haltReason === undefined ? {} : { haltReason: options.haltReason },
+      runId,
+      entity: 'run',
+      entityId: runId,
+      event: options.event ?? `run.${status}`,
+      fromStatus: before.status,
+      toStatus: status,
+      actor: options.actor,
+      detail: options.haltReason === undefined ? {} : { haltReason: options.haltReason },
     });
     return toRun(row);
   });

@@ -26,8 +26,20 @@ export interface TableInfo {
   uniqueKeys: string[][];
 }
 
-const KINDS: Readonly<Record<string, TableKind>> = { r: 'table', p: 'partitioned table', v: 'view', m: 'materialized view', f: 'foreign table' };
-const OTHER_KINDS: Readonly<Record<string, string>> = { i: 'an index', I: 'an index', S: 'a sequence', c: 'a composite type', t: 'a TOAST table' };
+const KINDS: Readonly<Record<string, TableKind>> = {
+  r: 'table',
+  p: 'partitioned table',
+  v: 'view',
+  m: 'materialized view',
+  f: 'foreign table',
+};
+const OTHER_KINDS: Readonly<Record<string, string>> = {
+  i: 'an index',
+  I: 'an index',
+  S: 'a sequence',
+  c: 'a composite type',
+  t: 'a TOAST table',
+};
 
 /** `mart.orders` stays bare; `"Odd Schema"."t"` is quoted where PostgreSQL would need it. */
 export function displayName(parts: readonly string[]): string {
@@ -36,13 +48,18 @@ export function displayName(parts: readonly string[]): string {
 
 export async function resolveTable(client: PgClient, qualifiedName: string, field: string): Promise<TableInfo> {
   const parts = parseQualifiedName(qualifiedName, field);
-  const env = await client.query<{ db: string; schemas: string[] }>('select current_database() as db, current_schemas(false)::text[] as schemas');
+  const env = await client.query<{ db: string; schemas: string[] }>(
+    'select current_database() as db, current_schemas(false)::text[] as schemas',
+  );
   const { db, schemas } = env.rows[0] ?? { db: '', schemas: [] };
   if (parts.length === 3 && parts[0] !== db) {
-    throw new InputError(`${field}: ${showValue(qualifiedName)} names database ${showValue(parts[0])}, but this connection is to ${showValue(db)}; drop the database part or use a connection to that database`, {
-      field,
-      value: qualifiedName,
-    });
+    throw new InputError(
+      `${field}: ${showValue(qualifiedName)} names database ${showValue(parts[0])}, but this connection is to ${showValue(db)}; drop the database part or use a connection to that database`,
+      {
+        field,
+        value: qualifiedName,
+      },
+    );
   }
   const local = parts.slice(-2);
   const found = await client.query<{ oid: string; schema: string; name: string; kind: string }>(
@@ -55,10 +72,13 @@ export async function resolveTable(client: PgClient, qualifiedName: string, fiel
   if (rel === undefined) throw await notFound(client, qualifiedName, field, local, db, schemas);
   const kind = KINDS[rel.kind];
   if (kind === undefined) {
-    throw new InputError(`${field}: ${showValue(qualifiedName)} is ${OTHER_KINDS[rel.kind] ?? `a relation of kind ${rel.kind}`}, not a table or view`, {
-      field,
-      value: qualifiedName,
-    });
+    throw new InputError(
+      `${field}: ${showValue(qualifiedName)} is ${OTHER_KINDS[rel.kind] ?? `a relation of kind ${rel.kind}`}, not a table or view`,
+      {
+        field,
+        value: qualifiedName,
+      },
+    );
   }
   const columns = await client.query<ColumnInfo>(
     `select a.attname::text as name, pg_catalog.format_type(a.atttypid, a.atttypmod) as type,
@@ -91,7 +111,14 @@ export async function resolveTable(client: PgClient, qualifiedName: string, fiel
   };
 }
 
-async function notFound(client: PgClient, text: string, field: string, parts: string[], db: string, schemas: string[]): Promise<InputError> {
+async function notFound(
+  client: PgClient,
+  text: string,
+  field: string,
+  parts: string[],
+  db: string,
+  schemas: string[],
+): Promise<InputError> {
   const wanted = parts[parts.length - 1] ?? '';
   const wantedSchema = parts.length === 2 ? parts[0] : undefined;
   // Cheap: one catalog scan, capped, compared in memory.
@@ -145,7 +172,11 @@ export function requireColumns(table: TableInfo, names: readonly string[], field
  * partitions — can change, add or hide a row (no trigger, no rule, no row-level security).
  * Otherwise the reason, in words.
  */
-export async function storesRowsAsRead(client: PgClient, table: TableInfo, fields: readonly QueryField[]): Promise<{ ok: true } | { ok: false; reason: string }> {
+export async function storesRowsAsRead(
+  client: PgClient,
+  table: TableInfo,
+  fields: readonly QueryField[],
+): Promise<{ ok: true } | { ok: false; reason: string }> {
   const name = displayName([table.schema, table.name]);
   if (table.kind !== 'table' && table.kind !== 'partitioned table') return { ok: false, reason: `${name} is a ${table.kind}` };
   const facts = await client.query<{ triggers: string; rules: string; rls: boolean; plain: boolean }>(
@@ -171,7 +202,8 @@ export async function storesRowsAsRead(client: PgClient, table: TableInfo, field
     const field = byName.get(c.name);
     if (c.generated !== '') return { ok: false, reason: `column ${c.name} is generated` };
     if (field === undefined) return { ok: false, reason: `the source query does not give column ${c.name}` };
-    if (field.dataTypeID !== Number(c.oid) || field.dataTypeModifier !== c.typmod) return { ok: false, reason: `the source gives column ${c.name} in another type than the table's` };
+    if (field.dataTypeID !== Number(c.oid) || field.dataTypeModifier !== c.typmod)
+      return { ok: false, reason: `the source gives column ${c.name} in another type than the table's` };
   }
   return { ok: true };
 }

@@ -173,7 +173,11 @@ export async function query<T = Record<string, unknown>>(
 ): Promise<QueryOutcome<T>> {
   const { text, values } = bindNamed(sql, params);
   const result = await client.query(text, values);
-  return { rows: result.rows as T[], rowCount: result.rowCount ?? 0, fields: result.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID, dataTypeModifier: f.dataTypeModifier })) };
+  return {
+    rows: result.rows as T[],
+    rowCount: result.rowCount ?? 0,
+    fields: result.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID, dataTypeModifier: f.dataTypeModifier })),
+  };
 }
 
 /** A statement with its `:name` parameters (see bindNamed). */

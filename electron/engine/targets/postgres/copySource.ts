@@ -35,9 +35,13 @@ export async function prepareCopySource(client: PgClient, sourceQuery: string, s
   await client.query(`PREPARE ${statement} AS ${bound.text}`);
   let types: string[];
   try {
-    const r = await query<{ types: string[] }>(client, `SELECT parameter_types::text[] AS types FROM pg_prepared_statements WHERE name = :name`, {
-      name: statement,
-    });
+    const r = await query<{ types: string[] }>(
+      client,
+      `SELECT parameter_types::text[] AS types FROM pg_prepared_statements WHERE name = :name`,
+      {
+        name: statement,
+      },
+    );
     types = r.rows[0]?.types ?? [];
   } finally {
     await client.query(`DEALLOCATE ${statement}`);
@@ -63,7 +67,12 @@ const FIRST_NORMAL_OID = 16384;
  * the source query returns has exactly the target column's type, a built-in one, and both
  * servers run the same major version (binary forms may change between versions). Otherwise text.
  */
-export async function binaryCopyFits(source: PgClient, target: PgClient, tableQuoted: string, fields: readonly { name: string; dataTypeID: number }[]): Promise<boolean> {
+export async function binaryCopyFits(
+  source: PgClient,
+  target: PgClient,
+  tableQuoted: string,
+  fields: readonly { name: string; dataTypeID: number }[],
+): Promise<boolean> {
   if (fields.length === 0 || fields.some((f) => f.dataTypeID >= FIRST_NORMAL_OID)) return false;
   const columns = await query<{ name: string; oid: string }>(
     target,

@@ -80,7 +80,9 @@ export function isLockTimeout(err: unknown): boolean {
 
 /** One line: `SQLSTATE 23505: duplicate key … — detail: Key (id)=(1) already exists.` */
 export function describePgError(err: unknown): string {
-  const server = chain(err).map(fieldsOf).find((f) => isSqlState(f.code));
+  const server = chain(err)
+    .map(fieldsOf)
+    .find((f) => isSqlState(f.code));
   const { code, message, detail, hint } = server ?? fieldsOf(err);
   let line = code === undefined ? message : isSqlState(code) ? `SQLSTATE ${code}: ${message}` : `${code}: ${message}`;
   if (detail !== undefined) line += ` — detail: ${detail}`;

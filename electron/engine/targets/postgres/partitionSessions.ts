@@ -40,18 +40,20 @@ export class PartitionSessions {
    * destroyed (its transaction's state is unknown).
    */
   beside<T>(pool: ClientPool, work: (client: PgClient) => Promise<T>): Promise<T> {
-    return this.track(this.open(pool).then(async (client) => {
-      try {
-        // The write failed or was stopped while this session was still connecting.
-        if (this.cancelled) throw new Error('cancelled before it started');
-        const result = await work(client);
-        this.release(client);
-        return result;
-      } catch (err) {
-        this.release(client, true);
-        throw err;
-      }
-    }));
+    return this.track(
+      this.open(pool).then(async (client) => {
+        try {
+          // The write failed or was stopped while this session was still connecting.
+          if (this.cancelled) throw new Error('cancelled before it started');
+          const result = await work(client);
+          this.release(client);
+          return result;
+        } catch (err) {
+          this.release(client, true);
+          throw err;
+        }
+      }),
+    );
   }
 
   /** Awaited by settle(); its failure is the awaiting caller's to handle, never unhandled. */
@@ -71,22 +73,24 @@ export class PartitionSessions {
   async cancelAll(except?: PgClient): Promise<void> {
     this.cancelled = true;
     await Promise.all(
-      [...this.held].filter(([client]) => client !== except).map(async ([client, pool]) => {
-        const pid = (client as unknown as { processID?: number }).processID;
-        if (!pid) return;
-        const canceller = await pool.acquire().catch(() => undefined);
-        if (!canceller) return;
-        if (this.commitStarted) {
-          // The write began to commit while this canceller was connecting: a cancel now could
-          // only cut short what was sent with the COMMIT.
-          pool.release(canceller);
-          return;
-        }
-        await query(canceller, 'SELECT pg_cancel_backend(:pid)', { pid }).then(
-          () => pool.release(canceller),
-          () => pool.release(canceller, true),
-        );
-      }),
+      [...this.held]
+        .filter(([client]) => client !== except)
+        .map(async ([client, pool]) => {
+          const pid = (client as unknown as { processID?: number }).processID;
+          if (!pid) return;
+          const canceller = await pool.acquire().catch(() => undefined);
+          if (!canceller) return;
+          if (this.commitStarted) {
+            // The write began to commit while this canceller was connecting: a cancel now could
+            // only cut short what was sent with the COMMIT.
+            pool.release(canceller);
+            return;
+          }
+          await query(canceller, 'SELECT pg_cancel_backend(:pid)', { pid }).then(
+            () => pool.release(canceller),
+            () => pool.release(canceller, true),
+          );
+        }),
     );
   }
 

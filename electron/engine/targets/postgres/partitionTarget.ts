@@ -16,7 +16,16 @@ import type { PostgresConnection, PostgresJob, WriteMode } from '../../../../sha
 import { InputError } from '../../../../shared/errors.ts';
 import { compareMeasures, describeCheck } from '../../executor/compare.ts';
 import { AbortedError, CommitOutcomeUnknownError, PartitionBusyError, PartitionValidationError } from '../../executor/errors.ts';
-import type { DryRunRow, Measures, PartitionMark, PartitionTarget, PartitionWriteResult, ReconcileRow, RuleCheck, WriteContext } from '../../executor/types.ts';
+import type {
+  DryRunRow,
+  Measures,
+  PartitionMark,
+  PartitionTarget,
+  PartitionWriteResult,
+  ReconcileRow,
+  RuleCheck,
+  WriteContext,
+} from '../../executor/types.ts';
 import type { PgClient, QueryField } from './connect.ts';
 import { answered, copyFrom, copyTo, pipelined, query, type Answer } from './connect.ts';
 import { binaryCopyFits, prepareCopySource, setCopyParameters, type CopySource } from './copySource.ts';
@@ -153,11 +162,15 @@ export class PostgresPartitionTarget implements PartitionTarget {
       });
     }
     this.shape = { quoted: this.table.quoted, partitionColumn: job.target.partition_column, columns, key };
-    this.numeric = columns.filter((c) => c !== job.target.partition_column && !key.includes(c) && this.table.columns.find((t) => t.name === c)?.numeric);
+    this.numeric = columns.filter(
+      (c) => c !== job.target.partition_column && !key.includes(c) && this.table.columns.find((t) => t.name === c)?.numeric,
+    );
     await this.chooseFingerprint(fields);
     if (!this.sameDatabase) {
       const selectList = columns.map((c) => `src.${quoteIdent(c)}`).join(', ');
-      const binary = await this.withClient(this.sourcePool, (s) => this.withClient(this.targetPool, (t) => binaryCopyFits(s, t, this.table.quoted, fields)));
+      const binary = await this.withClient(this.sourcePool, (s) =>
+        this.withClient(this.targetPool, (t) => binaryCopyFits(s, t, this.table.quoted, fields)),
+      );
       this.copySource = await this.withClient(this.sourcePool, (client) => prepareCopySource(client, job.source.query, selectList, binary));
     }
   }
@@ -199,8 +212,11 @@ export class PostgresPartitionTarget implements PartitionTarget {
           { sql: this.sameDatabase ? stmt.beginWriteSql(this.exportsSnapshot) : 'BEGIN' },
         ]),
       );
-      if (lock?.results[0]?.rows[0]?.locked !== true) throw new PartitionBusyError(`partition ${partition.key} of ${this.tableName} is being written by another run`);
-      const written = source ? await this.writeByCopy(client, sessions, ctx.writeMode, params, source) : await this.writePushdown(client, sessions, ctx.writeMode, params, exportedSnapshot(begun));
+      if (lock?.results[0]?.rows[0]?.locked !== true)
+        throw new PartitionBusyError(`partition ${partition.key} of ${this.tableName} is being written by another run`);
+      const written = source
+        ? await this.writeByCopy(client, sessions, ctx.writeMode, params, source)
+        : await this.writePushdown(client, sessions, ctx.writeMode, params, exportedSnapshot(begun));
       // Step 3: nothing commits unless every check passed and the ledger says `validated`.
       const { result, mark } = await this.validateInTransaction(client, partition, ctx, params, written);
       ctx.onValidated(result);
@@ -241,7 +257,9 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const tag = committed?.status === 'fulfilled' ? committed.value.results[0]?.command : undefined;
     const refused = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
     if (refused && tag === 'COMMIT') {
-      throw new Error(`partition ${partition.key} was committed without its marker row (${String(refused.reason)}): run it again`, { cause: refused.reason });
+      throw new Error(`partition ${partition.key} was committed without its marker row (${String(refused.reason)}): run it again`, {
+        cause: refused.reason,
+      });
     }
     answered(settled);
     if (tag !== 'COMMIT') throw new Error(`the COMMIT of partition ${partition.key} answered ${tag ?? 'nothing'}: rolled back`);
@@ -252,7 +270,13 @@ export class PostgresPartitionTarget implements PartitionTarget {
    * reads one snapshot. `snapshot` is its exported id (see exportsSnapshot): the source side is
    * then read beside the write, in exactly that data (DESIGN §6 step 3).
    */
-  private async writePushdown(client: PgClient, sessions: PartitionSessions, mode: WriteMode, params: Params, snapshot: string | undefined): Promise<Written> {
+  private async writePushdown(
+    client: PgClient,
+    sessions: PartitionSessions,
+    mode: WriteMode,
+    params: Params,
+    snapshot: string | undefined,
+  ): Promise<Written> {
     const fingerprint = this.fingerprintFrom === 'source rows';
     if (mode === 'overwrite-partition') await query(client, stmt.deletePartitionSql(this.shape), params);
     // The source side starts once the DELETE is done: beside it, both would compete for the
@@ -261,7 +285,9 @@ export class PostgresPartitionTarget implements PartitionTarget {
       ? sessions.beside(this.sourcePool, async (reader): Promise<SourceSide> => {
           await reader.query(stmt.beginInSnapshotSql(snapshot));
           const rules = await this.sourceMeasures(reader, params);
-          const side: SourceSide = fingerprint ? { rules, fingerprint: await firstRow(reader, this.sourceFingerprintSql(), params) } : { rules };
+          const side: SourceSide = fingerprint
+            ? { rules, fingerprint: await firstRow(reader, this.sourceFingerprintSql(), params) }
+            : { rules };
           await reader.query('ROLLBACK');
           return side;
         })
@@ -275,11 +301,23 @@ export class PostgresPartitionTarget implements PartitionTarget {
   }
 
   private sourceFingerprintSql(): string {
-    return stmt.sourceFingerprintSql(this.options.job.source.query, this.shape, this.table.columns.map((c) => c.name), this.numeric, this.checksumKind);
+    return stmt.sourceFingerprintSql(
+      this.options.job.source.query,
+      this.shape,
+      this.table.columns.map((c) => c.name),
+      this.numeric,
+      this.checksumKind,
+    );
   }
 
   /** The target transaction in READ COMMITTED; the source side is read in the COPY's transaction. */
-  private async writeByCopy(client: PgClient, sessions: PartitionSessions, mode: WriteMode, params: Params, source: Promise<OpenSource>): Promise<Written> {
+  private async writeByCopy(
+    client: PgClient,
+    sessions: PartitionSessions,
+    mode: WriteMode,
+    params: Params,
+    source: Promise<OpenSource>,
+  ): Promise<Written> {
     let sourceSide: Promise<SourceSide> = Promise.resolve({ rules: [] });
     const onSourceSide = (side: Promise<Measures[]>): void => {
       sourceSide = side.then((rules) => ({ rules }));
@@ -308,7 +346,8 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const client = await this.targetPool.acquire();
     try {
       await client.query('BEGIN');
-      const checksum = async (): Promise<string> => (await query<{ md5: string }>(client, stmt.checksumSql(this.shape), params)).rows[0]?.md5 ?? '';
+      const checksum = async (): Promise<string> =>
+        (await query<{ md5: string }>(client, stmt.checksumSql(this.shape), params)).rows[0]?.md5 ?? '';
       const sessions = new PartitionSessions();
       const firstRows = await this.writeRows(client, sessions, mode, params).finally(() => sessions.settle());
       const first = await checksum();
@@ -323,7 +362,9 @@ export class PostgresPartitionTarget implements PartitionTarget {
 
   async measure(partition: Partition): Promise<DryRunRow> {
     const params = this.params(partition, 'dry-run');
-    const source = await this.readOnly(this.sourcePool, (c) => firstRow(c, stmt.measureSourceSql(this.options.job.source.query, this.numeric), params));
+    const source = await this.readOnly(this.sourcePool, (c) =>
+      firstRow(c, stmt.measureSourceSql(this.options.job.source.query, this.numeric), params),
+    );
     const target = await this.readOnly(this.targetPool, (c) => firstRow(c, stmt.measureTargetSql(this.shape, this.numeric), params));
     const change: Measures = {};
     for (const k of Object.keys(source)) change[k] = roundDiff(Number(source[k] ?? 0) - Number(target[k] ?? 0));
@@ -336,20 +377,35 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const mark = (await this.readMarks([partition.key])).get(partition.key);
     // The checksum the marker was published with, computed the same way over the target now.
     const kind = mark?.checksum.startsWith(checksumPrefixOf('text')) ? 'text' : this.checksumKind;
-    const target = await this.readOnly(this.targetPool, (c) => firstRow(c, stmt.measureAndChecksumSql(this.shape, this.numeric, kind), params));
+    const target = await this.readOnly(this.targetPool, (c) =>
+      firstRow(c, stmt.measureAndChecksumSql(this.shape, this.numeric, kind), params),
+    );
     const checksumNow = `${checksumPrefixOf(kind)}${String(target.__checksum ?? '')}`;
     const targetCount = Number(target.rows);
     const duplicateKeys =
-      this.shape.key.length > 0 && !this.keyEnforced ? Number((await this.readOnly(this.targetPool, (c) => firstRow(c, stmt.duplicateKeysSql(this.shape), params))).duplicates) : 0;
+      this.shape.key.length > 0 && !this.keyEnforced
+        ? Number((await this.readOnly(this.targetPool, (c) => firstRow(c, stmt.duplicateKeysSql(this.shape), params))).duplicates)
+        : 0;
     const problems = checks.filter((c) => !c.ok).map(describeCheck);
     if (duplicateKeys > 0) problems.push(`${duplicateKeys} duplicate key(s) on (${this.shape.key.join(', ')})`);
     if (!mark) problems.push('no marker row: the partition was never published');
     else if (this.options.writeMode === 'overwrite-partition' && mark.rowsWritten !== targetCount) {
       problems.push(`target holds ${targetCount} rows but ${mark.rowsWritten} were published by ${mark.runId}`);
     } else if (mark.checksum !== checksumNow) {
-      problems.push(`the partition's checksum is ${checksumNow}, not the ${mark.checksum} published by ${mark.runId}: its rows changed after they were published`);
+      problems.push(
+        `the partition's checksum is ${checksumNow}, not the ${mark.checksum} published by ${mark.runId}: its rows changed after they were published`,
+      );
     }
-    return { partition, checks, targetCount, markedRows: mark?.rowsWritten ?? null, markRunId: mark?.runId ?? null, duplicateKeys, ok: problems.length === 0, problems };
+    return {
+      partition,
+      checks,
+      targetCount,
+      markedRows: mark?.rowsWritten ?? null,
+      markRunId: mark?.runId ?? null,
+      duplicateKeys,
+      ok: problems.length === 0,
+      problems,
+    };
   }
 
   isTransient(err: unknown): boolean {
@@ -419,7 +475,10 @@ export class PostgresPartitionTarget implements PartitionTarget {
       await query(client, stmt.deletePartitionSql(this.shape), params);
     }
     const { source, reader } = await opening;
-    const writer = copyFrom(client, stmt.copyIntoSql(staged ? 'pg_temp.bf_stage' : this.shape.quoted, this.shape.columns, copySource.binary));
+    const writer = copyFrom(
+      client,
+      stmt.copyIntoSql(staged ? 'pg_temp.bf_stage' : this.shape.quoted, this.shape.columns, copySource.binary),
+    );
     await pipeline(reader, writer);
     // The source side of the rules, in the COPY's own snapshot, while the target goes on.
     const sourceSide = sessions.track(
@@ -459,7 +518,9 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const targetSide: Measures[] = [];
     for (const rule of rules) targetSide.push(await firstRow(client, rule.target, params));
     const duplicateKeys =
-      this.shape.key.length > 0 && !this.keyEnforced ? Number((await firstRow(client, stmt.duplicateKeysSql(this.shape), params)).duplicates) : 0;
+      this.shape.key.length > 0 && !this.keyEnforced
+        ? Number((await firstRow(client, stmt.duplicateKeysSql(this.shape), params)).duplicates)
+        : 0;
     const checksumPrefix = checksumPrefixOf(this.checksumKind);
     let measured: Measures;
     let side: SourceSide;
@@ -468,8 +529,18 @@ export class PostgresPartitionTarget implements PartitionTarget {
       if (!side.fingerprint) throw new Error('the partition fingerprint was not read from the source');
       measured = side.fingerprint;
     } else {
-      const mark = { table: this.tableName, key: partition.key, plan_hash: ctx.planHash, attempt: String(ctx.attempt), rows: String(rowsWritten), checksum_prefix: checksumPrefix };
-      measured = await firstRow(client, stmt.measureAndMarkSql(this.shape, this.numeric, this.checksumKind, markFromMeasuresSql), { ...params, ...mark });
+      const mark = {
+        table: this.tableName,
+        key: partition.key,
+        plan_hash: ctx.planHash,
+        attempt: String(ctx.attempt),
+        rows: String(rowsWritten),
+        checksum_prefix: checksumPrefix,
+      };
+      measured = await firstRow(client, stmt.measureAndMarkSql(this.shape, this.numeric, this.checksumKind, markFromMeasuresSql), {
+        ...params,
+        ...mark,
+      });
       side = await written.sourceSide;
     }
     const { __checksum: md5, ...target } = measured;
@@ -477,11 +548,13 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const checks = rules.map((rule, i) => compareMeasures(rule.name, source[i] ?? {}, targetSide[i] ?? {}, rule.tolerance));
     const targetCount = Number(target.rows);
     const problems = checks.filter((c) => !c.ok).map(describeCheck);
-    if (duplicateKeys > 0) problems.push(`${duplicateKeys} duplicate key(s) on (${this.shape.key.join(', ')}) in partition ${partition.key}`);
+    if (duplicateKeys > 0)
+      problems.push(`${duplicateKeys} duplicate key(s) on (${this.shape.key.join(', ')}) in partition ${partition.key}`);
     if (ctx.writeMode === 'overwrite-partition' && targetCount !== rowsWritten) {
       problems.push(`wrote ${rowsWritten} rows but the partition holds ${targetCount}: rows outside the source's partition filter?`);
     }
-    if (problems.length > 0) throw new PartitionValidationError(`partition ${partition.key} did not validate, rolled back: ${problems.join('; ')}`, checks);
+    if (problems.length > 0)
+      throw new PartitionValidationError(`partition ${partition.key} did not validate, rolled back: ${problems.join('; ')}`, checks);
     const checksum = `${checksumPrefix}${String(md5 ?? '')}`;
     const first = checks[0];
     const result: PartitionWriteResult = {
@@ -495,7 +568,10 @@ export class PostgresPartitionTarget implements PartitionTarget {
       duplicateKeys,
     };
     if (this.fingerprintFrom === 'target scan') return { result };
-    return { result, mark: { partitionKey: partition.key, runId: ctx.runId, planHash: ctx.planHash, attempt: ctx.attempt, rowsWritten, checksum } };
+    return {
+      result,
+      mark: { partitionKey: partition.key, runId: ctx.runId, planHash: ctx.planHash, attempt: ctx.attempt, rowsWritten, checksum },
+    };
   }
 
   /** Decided once in prepare(): hash_record_extended where every column type has an extended hash. */
@@ -542,7 +618,6 @@ export class PostgresPartitionTarget implements PartitionTarget {
       pool.release(client, broken);
     }
   }
-
 }
 
 /** application_name of the executor's sessions: lock-wait monitoring finds them by it. */
@@ -563,7 +638,11 @@ async function firstRow(client: PgClient, sql: string, params: Params): Promise<
 /** Columns (and their types) the source query returns, asked of the server without running it for real. */
 async function sourceColumns(client: PgClient, sourceQuery: string): Promise<QueryField[]> {
   const probe = `SELECT * FROM ${stmt.sourceAsTable(sourceQuery)} LIMIT 0`;
-  const r = await query(client, probe, { partition_start: '1970-01-01T00:00:00+00:00', partition_end: '1970-01-02T00:00:00+00:00', run_id: 'probe' });
+  const r = await query(client, probe, {
+    partition_start: '1970-01-01T00:00:00+00:00',
+    partition_end: '1970-01-02T00:00:00+00:00',
+    run_id: 'probe',
+  });
   return r.fields;
 }
 

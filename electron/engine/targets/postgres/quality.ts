@@ -77,7 +77,14 @@ export class PostgresQualityProbe {
     return r.rows.map((row) => Number(row.n));
   }
 
-  async inversions(table: string, before: string, after: string, timeColumn: string, b: Bounds, field: string): Promise<{ rows: number; inverted: number }> {
+  async inversions(
+    table: string,
+    before: string,
+    after: string,
+    timeColumn: string,
+    b: Bounds,
+    field: string,
+  ): Promise<{ rows: number; inverted: number }> {
     const n = await this.names(table, [before, after, timeColumn], field);
     const [first, second, time] = n.cols as [string, string, string];
     const r = await query<{ rows: string; inverted: string }>(
@@ -92,14 +99,22 @@ export class PostgresQualityProbe {
   async ageMinutes(table: string, timeColumn: string, field: string): Promise<number | null> {
     const n = await this.names(table, [timeColumn], field);
     const [time] = n.cols as [string];
-    const r = await query<{ age: string | null }>(await this.open(), `SELECT (extract(epoch FROM now() - max(${time}::timestamptz)) / 60)::text AS age FROM ${n.table}`, {});
+    const r = await query<{ age: string | null }>(
+      await this.open(),
+      `SELECT (extract(epoch FROM now() - max(${time}::timestamptz)) / 60)::text AS age FROM ${n.table}`,
+      {},
+    );
     const age = r.rows[0]?.age;
     return age === null || age === undefined ? null : Number(age);
   }
 
   /** A custom rule: its SQL returns one number (first column of the first row). */
   async scalar(sql: string, b: Bounds): Promise<number | null> {
-    const r = await query<Record<string, unknown>>(await this.open(), sql, { partition_start: b.start, partition_end: b.end, run_id: 'sanity-check' });
+    const r = await query<Record<string, unknown>>(await this.open(), sql, {
+      partition_start: b.start,
+      partition_end: b.end,
+      run_id: 'sanity-check',
+    });
     const value = Object.values(r.rows[0] ?? {})[0];
     return value === null || value === undefined ? null : Number(value);
   }

@@ -47,7 +47,8 @@ export function insertSql(mode: WriteMode, shape: TargetShape, from: string): st
       return `INSERT INTO ${shape.quoted} (${cols})\n${select}`;
     case 'upsert': {
       const rest = shape.columns.filter((c) => !shape.key.includes(c));
-      const action = rest.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${rest.map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`).join(', ')}`;
+      const action =
+        rest.length === 0 ? 'DO NOTHING' : `DO UPDATE SET ${rest.map((c) => `${quoteIdent(c)} = EXCLUDED.${quoteIdent(c)}`).join(', ')}`;
       return `INSERT INTO ${shape.quoted} (${cols})\n${select}\nON CONFLICT (${list(shape.key)}) ${action}`;
     }
     case 'append-dedupe': {
@@ -128,7 +129,12 @@ export function measureAndChecksumSql(shape: TargetShape, numericColumns: readon
  * measureAndChecksumSql with the partition's marker row written from its result in the same
  * statement (`markUpsert` reads the CTE `measured`, see marks.ts markFromMeasuresSql).
  */
-export function measureAndMarkSql(shape: TargetShape, numericColumns: readonly string[], kind: ChecksumKind, markUpsert: (measured: string) => string): string {
+export function measureAndMarkSql(
+  shape: TargetShape,
+  numericColumns: readonly string[],
+  kind: ChecksumKind,
+  markUpsert: (measured: string) => string,
+): string {
   return `WITH measured AS (${measureAndChecksumSql(shape, numericColumns, kind)}), mark AS (${markUpsert('measured')}) SELECT * FROM measured`;
 }
 
@@ -142,7 +148,13 @@ export function measureAndMarkSql(shape: TargetShape, numericColumns: readonly s
  * same thing exactly when "rows" equals the rows inserted — and otherwise the partition fails
  * validation and none of it is published.
  */
-export function sourceFingerprintSql(sourceQuery: string, shape: TargetShape, tableColumns: readonly string[], numericColumns: readonly string[], kind: ChecksumKind): string {
+export function sourceFingerprintSql(
+  sourceQuery: string,
+  shape: TargetShape,
+  tableColumns: readonly string[],
+  numericColumns: readonly string[],
+  kind: ChecksumKind,
+): string {
   const row = `ROW(${list(tableColumns, 'src.')})::${shape.quoted}`;
   const sums = numericColumns.map((c) => `sum(src.${quoteIdent(c)})::text AS ${quoteIdent(c)}`);
   const measures = [`(count(*) FILTER (WHERE ${partitionFilter(shape, 'src')}))::bigint AS "rows"`, ...sums].join(', ');

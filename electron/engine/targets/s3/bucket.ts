@@ -70,7 +70,9 @@ export class S3Bucket {
   async *list(prefix: string): AsyncGenerator<ListedObject> {
     let token: string | undefined;
     do {
-      const page = await this.client.send(new (s3Sdk().ListObjectsV2Command)({ Bucket: this.name, Prefix: prefix, ContinuationToken: token }));
+      const page = await this.client.send(
+        new (s3Sdk().ListObjectsV2Command)({ Bucket: this.name, Prefix: prefix, ContinuationToken: token }),
+      );
       for (const o of page.Contents ?? []) {
         if (o.Key !== undefined) yield { key: o.Key, size: o.Size ?? 0, etag: o.ETag ?? '' };
       }
@@ -121,13 +123,26 @@ export class S3Bucket {
    * On failure lib-storage aborts the upload; if that abort fails too, the id recorded through
    * `onUploadId` lets the caller abort it later.
    */
-  async uploadFile(key: string, file: string, size: number, contentType: string, onUploadId: UploadListener, signal?: AbortSignal): Promise<void> {
+  async uploadFile(
+    key: string,
+    file: string,
+    size: number,
+    contentType: string,
+    onUploadId: UploadListener,
+    signal?: AbortSignal,
+  ): Promise<void> {
     const partSize = Math.max(PART_SIZE, Math.ceil(size / 9000));
     this.uploadListeners.set(key, onUploadId);
     try {
       const upload = new (storageSdk().Upload)({
         client: this.client,
-        params: { Bucket: this.name, Key: key, Body: createReadStream(file, { highWaterMark: 1024 * 1024 }), ContentType: contentType, ContentLength: size },
+        params: {
+          Bucket: this.name,
+          Key: key,
+          Body: createReadStream(file, { highWaterMark: 1024 * 1024 }),
+          ContentType: contentType,
+          ContentLength: size,
+        },
         partSize,
         // lib-storage holds queueSize parts in memory: 4 × 8 MiB bounds an upload at 32 MiB
         queueSize: Math.max(1, Math.min(4, this.concurrency)),
@@ -146,7 +161,9 @@ export class S3Bucket {
   }
 
   async copy(fromKey: string, toKey: string): Promise<void> {
-    await this.client.send(new (s3Sdk().CopyObjectCommand)({ Bucket: this.name, Key: toKey, CopySource: `${this.name}/${encodeCopySource(fromKey)}` }));
+    await this.client.send(
+      new (s3Sdk().CopyObjectCommand)({ Bucket: this.name, Key: toKey, CopySource: `${this.name}/${encodeCopySource(fromKey)}` }),
+    );
   }
 
   async copyMany(pairs: readonly { from: string; to: string }[]): Promise<void> {
@@ -158,11 +175,15 @@ export class S3Bucket {
     const batches: string[][] = [];
     for (let i = 0; i < keys.length; i += DELETE_BATCH) batches.push(keys.slice(i, i + DELETE_BATCH));
     await mapLimit(batches, Math.min(4, this.concurrency), async (batch) => {
-      const r = await this.client.send(new (s3Sdk().DeleteObjectsCommand)({ Bucket: this.name, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }));
+      const r = await this.client.send(
+        new (s3Sdk().DeleteObjectsCommand)({ Bucket: this.name, Delete: { Objects: batch.map((Key) => ({ Key })), Quiet: true } }),
+      );
       const failed = (r.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
       if (failed.length > 0) {
         const first = failed[0];
-        throw new Error(`could not delete ${failed.length} object(s), first ${this.url(first?.Key ?? '')}: ${first?.Code ?? ''} ${first?.Message ?? ''}`);
+        throw new Error(
+          `could not delete ${failed.length} object(s), first ${this.url(first?.Key ?? '')}: ${first?.Code ?? ''} ${first?.Message ?? ''}`,
+        );
       }
     });
   }

@@ -32,28 +32,40 @@ export function s3Endpoint(name: string, connection: S3Connection, env: NodeJS.P
   const secretVar = connection.secret_access_key_env;
   if ((idVar === undefined) !== (secretVar === undefined)) {
     const missing = idVar === undefined ? 'access_key_id_env' : 'secret_access_key_env';
-    throw new InputError(`connection "${name}" names one credential variable but not ${missing}: give both, or neither to use the AWS default chain`, {
-      field: `connections.${name}.${missing}`,
-    });
+    throw new InputError(
+      `connection "${name}" names one credential variable but not ${missing}: give both, or neither to use the AWS default chain`,
+      {
+        field: `connections.${name}.${missing}`,
+      },
+    );
   }
   if (connection.no_sign_request) {
     if (idVar !== undefined) {
-      throw new InputError(`connection "${name}" sets no_sign_request and also names credential variables: requests are either signed or not`, {
-        field: `connections.${name}.no_sign_request`,
-        value: true,
-        hint: 'remove no_sign_request, or access_key_id_env and secret_access_key_env',
-      });
+      throw new InputError(
+        `connection "${name}" sets no_sign_request and also names credential variables: requests are either signed or not`,
+        {
+          field: `connections.${name}.no_sign_request`,
+          value: true,
+          hint: 'remove no_sign_request, or access_key_id_env and secret_access_key_env',
+        },
+      );
     }
     return { name, connection, unsigned: true };
   }
   if (idVar === undefined || secretVar === undefined) return { name, connection };
-  for (const [field, variable] of [['access_key_id_env', idVar], ['secret_access_key_env', secretVar]] as const) {
+  for (const [field, variable] of [
+    ['access_key_id_env', idVar],
+    ['secret_access_key_env', secretVar],
+  ] as const) {
     if (env[variable] === undefined || env[variable] === '') {
-      throw new InputError(`connection "${name}" takes its ${field === 'access_key_id_env' ? 'access key id' : 'secret access key'} from the environment variable ${variable}, which is not set`, {
-        field: `connections.${name}.${field}`,
-        value: variable,
-        hint: `export ${variable}=… before running`,
-      });
+      throw new InputError(
+        `connection "${name}" takes its ${field === 'access_key_id_env' ? 'access key id' : 'secret access key'} from the environment variable ${variable}, which is not set`,
+        {
+          field: `connections.${name}.${field}`,
+          value: variable,
+          hint: `export ${variable}=… before running`,
+        },
+      );
     }
   }
   return { name, connection, credentials: { accessKeyId: env[idVar] ?? '', secretAccessKey: env[secretVar] ?? '' } };
@@ -98,7 +110,9 @@ function newClient(endpoint: S3Endpoint, concurrency: number): S3Client {
     retryMode: 'standard',
     // S3-compatible servers often reject the SDK's newer default checksum trailers; object
     // integrity is checked by size after upload and by sha256 in the manifest instead.
-    ...(connection.endpoint !== undefined ? { requestChecksumCalculation: 'WHEN_REQUIRED' as const, responseChecksumValidation: 'WHEN_REQUIRED' as const } : {}),
+    ...(connection.endpoint !== undefined
+      ? { requestChecksumCalculation: 'WHEN_REQUIRED' as const, responseChecksumValidation: 'WHEN_REQUIRED' as const }
+      : {}),
     requestHandler: {
       connectionTimeout: 10_000,
       // no answer for this long on an open socket: treat the connection as dead and retry

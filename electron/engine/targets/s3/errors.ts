@@ -37,7 +37,15 @@ interface S3ErrorFields {
 
 function fieldsOf(err: unknown): S3ErrorFields {
   if (typeof err !== 'object' || err === null) return { message: String(err), retryable: false };
-  const e = err as { name?: unknown; code?: unknown; Code?: unknown; message?: unknown; $metadata?: { httpStatusCode?: unknown }; $retryable?: unknown; $response?: { statusCode?: unknown } };
+  const e = err as {
+    name?: unknown;
+    code?: unknown;
+    Code?: unknown;
+    message?: unknown;
+    $metadata?: { httpStatusCode?: unknown };
+    $retryable?: unknown;
+    $response?: { statusCode?: unknown };
+  };
   const status = e.$metadata?.httpStatusCode ?? e.$response?.statusCode;
   return {
     name: typeof e.name === 'string' ? e.name : undefined,
@@ -73,7 +81,9 @@ export function isTransientS3Error(err: unknown): boolean {
 /** The S3 error code (NoSuchKey, AccessDenied, …) or HTTP status of a failure, if it has one. */
 export function s3ErrorCode(err: unknown): string | undefined {
   const f = fieldsOf(err);
-  return f.code ?? (f.name !== undefined && f.name !== 'Error' ? f.name : undefined) ?? (f.status !== undefined ? String(f.status) : undefined);
+  return (
+    f.code ?? (f.name !== undefined && f.name !== 'Error' ? f.name : undefined) ?? (f.status !== undefined ? String(f.status) : undefined)
+  );
 }
 
 export function isNotFound(err: unknown): boolean {
@@ -90,7 +100,8 @@ const ADVICE: Readonly<Record<string, string>> = {
   AuthorizationHeaderMalformed: 'the bucket is in another region: set region in the connection',
   ECONNREFUSED: 'is the S3 endpoint running and is endpoint right in the connection?',
   ENOTFOUND: 'check the endpoint host in the connection',
-  CredentialsProviderError: 'no credentials found: set access_key_id_env and secret_access_key_env in the connection, or configure the AWS default chain (AWS_PROFILE, instance role)',
+  CredentialsProviderError:
+    'no credentials found: set access_key_id_env and secret_access_key_env in the connection, or configure the AWS default chain (AWS_PROFILE, instance role)',
 };
 
 /** `S3 NoSuchBucket (404) on s3://b/k: The specified bucket does not exist — check the bucket in the connection` */

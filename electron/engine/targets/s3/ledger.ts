@@ -44,7 +44,16 @@ export class S3Ledger {
   constructor(private readonly store: Store) {
     const db = store.db;
     this.stmt = {
-      add: db.prepare<{ runId: string; partitionKey: string; bucket: string; stem: string; kind: string; objectKey: string; uploadId: string | null; now: string }>(
+      add: db.prepare<{
+        runId: string;
+        partitionKey: string;
+        bucket: string;
+        stem: string;
+        kind: string;
+        objectKey: string;
+        uploadId: string | null;
+        now: string;
+      }>(
         `INSERT INTO s3_effects (run_id, partition_key, bucket, stem, kind, object_key, upload_id, created_at)
          VALUES (@runId, @partitionKey, @bucket, @stem, @kind, @objectKey, @uploadId, @now)`,
       ),
@@ -56,7 +65,9 @@ export class S3Ledger {
          ON CONFLICT (bucket, stem) DO UPDATE SET run_id = excluded.run_id, owner = excluded.owner, expires_at = excluded.expires_at
          WHERE s3_partition_locks.owner = excluded.owner OR s3_partition_locks.expires_at <= @now`,
       ),
-      lockHolder: db.prepare<[string, string], { owner: string; run_id: string; expires_at: string }>('SELECT owner, run_id, expires_at FROM s3_partition_locks WHERE bucket = ? AND stem = ?'),
+      lockHolder: db.prepare<[string, string], { owner: string; run_id: string; expires_at: string }>(
+        'SELECT owner, run_id, expires_at FROM s3_partition_locks WHERE bucket = ? AND stem = ?',
+      ),
       unlock: db.prepare<[string, string, string]>('DELETE FROM s3_partition_locks WHERE bucket = ? AND stem = ? AND owner = ?'),
       forceUnlock: db.prepare<[string, string]>('DELETE FROM s3_partition_locks WHERE bucket = ? AND stem = ?'),
     };
@@ -71,11 +82,15 @@ export class S3Ledger {
   }
 
   recordObject(runId: string, partitionKey: string, bucket: string, stem: string, objectKey: string): void {
-    this.guard(() => this.stmt.add.run({ runId, partitionKey, bucket, stem, kind: 'object', objectKey, uploadId: null, now: new Date().toISOString() }));
+    this.guard(() =>
+      this.stmt.add.run({ runId, partitionKey, bucket, stem, kind: 'object', objectKey, uploadId: null, now: new Date().toISOString() }),
+    );
   }
 
   recordUpload(runId: string, partitionKey: string, bucket: string, stem: string, objectKey: string, uploadId: string): void {
-    this.guard(() => this.stmt.add.run({ runId, partitionKey, bucket, stem, kind: 'upload', objectKey, uploadId, now: new Date().toISOString() }));
+    this.guard(() =>
+      this.stmt.add.run({ runId, partitionKey, bucket, stem, kind: 'upload', objectKey, uploadId, now: new Date().toISOString() }),
+    );
   }
 
   effectsOf(bucket: string, stem: string): S3Effect[] {
@@ -95,7 +110,14 @@ export class S3Ledger {
   lock(bucket: string, stem: string, runId: string): boolean {
     return this.guard(() => {
       const now = new Date();
-      const args = { bucket, stem, runId, owner: this.owner, expires: new Date(now.getTime() + LOCK_MS).toISOString(), now: now.toISOString() };
+      const args = {
+        bucket,
+        stem,
+        runId,
+        owner: this.owner,
+        expires: new Date(now.getTime() + LOCK_MS).toISOString(),
+        now: now.toISOString(),
+      };
       if (this.stmt.lock.run(args).changes === 1) return true;
       const holder = this.stmt.lockHolder.get(bucket, stem);
       if (holder && !ownerAlive(holder.owner)) {
@@ -137,5 +159,14 @@ function ownerAlive(owner: string): boolean {
 }
 
 function toEffect(r: EffectRow): S3Effect {
-  return { id: r.id, runId: r.run_id, partitionKey: r.partition_key, bucket: r.bucket, stem: r.stem, kind: r.kind, objectKey: r.object_key, uploadId: r.upload_id };
+  return {
+    id: r.id,
+    runId: r.run_id,
+    partitionKey: r.partition_key,
+    bucket: r.bucket,
+    stem: r.stem,
+    kind: r.kind,
+    objectKey: r.object_key,
+    uploadId: r.upload_id,
+  };
 }

@@ -57,7 +57,8 @@ export function parseManifest(text: string): PartitionManifest | null {
   }
   if (typeof value !== 'object' || value === null) return null;
   const m = value as Partial<PartitionManifest>;
-  if (m.format !== MANIFEST_FORMAT || !Array.isArray(m.objects) || typeof m.run_id !== 'string' || typeof m.records !== 'number') return null;
+  if (m.format !== MANIFEST_FORMAT || !Array.isArray(m.objects) || typeof m.run_id !== 'string' || typeof m.records !== 'number')
+    return null;
   return m as PartitionManifest;
 }
 

@@ -33,7 +33,12 @@ export interface OpenS3Options {
 
 /** True when the job names an S3 connection or describes an S3 side. */
 export function involvesS3(config: Config, job: Job): boolean {
-  return job.source.kind === 's3' || job.target.kind === 's3' || config.connections[job.source.connection]?.kind === 's3' || config.connections[job.target.connection]?.kind === 's3';
+  return (
+    job.source.kind === 's3' ||
+    job.target.kind === 's3' ||
+    config.connections[job.source.connection]?.kind === 's3' ||
+    config.connections[job.target.connection]?.kind === 's3'
+  );
 }
 
 export function openS3Target(config: Config, job: Job, writeMode: WriteMode, opts: OpenS3Options): PartitionTarget {
@@ -41,19 +46,34 @@ export function openS3Target(config: Config, job: Job, writeMode: WriteMode, opt
   const { source, target } = job;
   if (target.kind === 's3') {
     if (writeMode !== 'overwrite-partition') {
-      throw new InputError(`--mode ${writeMode} cannot apply to an S3 target: its partitions are replaced whole (a new manifest swaps them atomically); use overwrite-partition`, {
-        field: 'write_mode',
-        value: writeMode,
-      });
+      throw new InputError(
+        `--mode ${writeMode} cannot apply to an S3 target: its partitions are replaced whole (a new manifest swaps them atomically); use overwrite-partition`,
+        {
+          field: 'write_mode',
+          value: writeMode,
+        },
+      );
     }
     const bucket = openBucket(config, target.connection, 'target.connection', opts.env);
     let records: RecordSource;
-    if (source.kind === 's3') records = new S3RecordSource(openBucket(config, source.connection, 'source.connection', opts.env), source, job.unit);
+    if (source.kind === 's3')
+      records = new S3RecordSource(openBucket(config, source.connection, 'source.connection', opts.env), source, job.unit);
     else {
       const pg = opts.postgres(source.connection, 'source.connection');
-      records = new PostgresRecordSource(new ClientPool(pg.connection, pg.password, job.timezone, backfillApplicationName(job.name)), source.query, `query on ${pg.name}`);
+      records = new PostgresRecordSource(
+        new ClientPool(pg.connection, pg.password, job.timezone, backfillApplicationName(job.name)),
+        source.query,
+        `query on ${pg.name}`,
+      );
     }
-    return new S3PartitionTarget({ job, spec: target, writeMode, bucket, source: records, ledger: opts.store ? new S3Ledger(opts.store) : undefined });
+    return new S3PartitionTarget({
+      job,
+      spec: target,
+      writeMode,
+      bucket,
+      source: records,
+      ledger: opts.store ? new S3Ledger(opts.store) : undefined,
+    });
   }
   if (source.kind !== 's3') throw new Error('openS3Target: neither side is S3');
   const pg = opts.postgres(target.connection, 'target.connection');
@@ -81,22 +101,29 @@ function checkKinds(config: Config, job: Job): void {
     const spec = job[side];
     const connection: Connection | undefined = config.connections[spec.connection];
     if (!connection) {
-      throw new InputError(`connection "${spec.connection}" is not in the config (known: ${Object.keys(config.connections).join(', ') || 'none'})`, {
-        field: `${side}.connection`,
-        value: spec.connection,
-      });
+      throw new InputError(
+        `connection "${spec.connection}" is not in the config (known: ${Object.keys(config.connections).join(', ') || 'none'})`,
+        {
+          field: `${side}.connection`,
+          value: spec.connection,
+        },
+      );
     }
     const wanted = spec.kind ?? 'postgres';
     if (connection.kind === wanted) continue;
-    const what = side === 'source' ? (wanted === 's3' ? 'S3 objects' : 'a Postgres query') : wanted === 's3' ? 'an S3 partition' : 'a Postgres table';
+    const what =
+      side === 'source' ? (wanted === 's3' ? 'S3 objects' : 'a Postgres query') : wanted === 's3' ? 'an S3 partition' : 'a Postgres table';
     const fix =
       connection.kind === 's3'
         ? `add kind: s3 and a path to the job's ${side} (e.g. path: "events/events_{date}_{hour}"), or use a Postgres connection`
         : `use an S3 connection (kind: s3, bucket: …), or describe a Postgres ${side === 'source' ? 'query' : 'table'}`;
-    throw new InputError(`${side}.connection "${spec.connection}" is ${describeKind(connection)}, but the job's ${side} describes ${what}: ${fix}`, {
-      field: `${side}.connection`,
-      value: spec.connection,
-    });
+    throw new InputError(
+      `${side}.connection "${spec.connection}" is ${describeKind(connection)}, but the job's ${side} describes ${what}: ${fix}`,
+      {
+        field: `${side}.connection`,
+        value: spec.connection,
+      },
+    );
   }
 }
 

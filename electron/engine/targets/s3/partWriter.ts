@@ -122,7 +122,14 @@ async function upload(spooled: Spooled, index: number, opts: WriterOptions): Pro
   // records) holds these very bytes.
   const existing = await opts.bucket.head(key);
   if (existing?.size !== spooled.size) {
-    await opts.bucket.uploadFile(key, spooled.file, spooled.size, opts.gzip ? 'application/gzip' : 'application/x-ndjson', (id) => opts.onUploadId(key, id), opts.signal);
+    await opts.bucket.uploadFile(
+      key,
+      spooled.file,
+      spooled.size,
+      opts.gzip ? 'application/gzip' : 'application/x-ndjson',
+      (id) => opts.onUploadId(key, id),
+      opts.signal,
+    );
   }
   rmSync(spooled.file, { force: true });
   return { key, size: spooled.size, sha256: spooled.sha256, records: spooled.records };

@@ -29,7 +29,14 @@ import { AbortedError, PartitionBusyError } from '../../executor/errors.ts';
 import type { PartitionWriteResult } from '../../executor/types.ts';
 import type { S3Bucket } from './bucket.ts';
 import type { S3Ledger } from './ledger.ts';
-import { MANIFEST_FORMAT, parseManifest, partitionChecksum, serializeManifest, type ManifestObject, type PartitionManifest } from './manifest.ts';
+import {
+  MANIFEST_FORMAT,
+  parseManifest,
+  partitionChecksum,
+  serializeManifest,
+  type ManifestObject,
+  type PartitionManifest,
+} from './manifest.ts';
 import { writeObjects } from './partWriter.ts';
 import { belongsTo, manifestKeyOf } from './paths.ts';
 import type { RecordStream } from './sources.ts';
@@ -54,7 +61,9 @@ export interface PublishRequest {
 export async function publishPartition(req: PublishRequest): Promise<{ result: PartitionWriteResult; manifest: PartitionManifest }> {
   const { bucket, ledger, stem, partition, runId } = req;
   if (!ledger.lock(bucket.name, stem, runId)) {
-    throw new PartitionBusyError(`partition ${partition.key} at ${bucket.url(stem)} is being written by ${ledger.lockHolder(bucket.name, stem) ?? 'another run'}`);
+    throw new PartitionBusyError(
+      `partition ${partition.key} at ${bucket.url(stem)} is being written by ${ledger.lockHolder(bucket.name, stem) ?? 'another run'}`,
+    );
   }
   try {
     await cleanupPartition(bucket, ledger, stem);
@@ -75,7 +84,8 @@ export async function publishPartition(req: PublishRequest): Promise<{ result: P
 
     const manifestKey = manifestKeyOf(stem);
     const listed = new Set(objects.map((o) => o.key));
-    for (const key of before) if (!listed.has(key) && key !== manifestKey) ledger.recordObject(runId, partition.key, bucket.name, stem, key);
+    for (const key of before)
+      if (!listed.has(key) && key !== manifestKey) ledger.recordObject(runId, partition.key, bucket.name, stem, key);
     const manifest: PartitionManifest = {
       format: MANIFEST_FORMAT,
       partition: partition.key,

@@ -43,7 +43,13 @@ export interface ReadCounts {
  * The records of `objects`, in order, each line checked to be one JSON value. `counts` grows
  * as they are read. Gzip is taken from `gzip`, or from the key's `.gz` when it is undefined.
  */
-export async function* readRecords(bucket: S3Bucket, objects: readonly ObjectRef[], gzip: boolean | undefined, counts: ReadCounts, signal?: AbortSignal): AsyncGenerator<string> {
+export async function* readRecords(
+  bucket: S3Bucket,
+  objects: readonly ObjectRef[],
+  gzip: boolean | undefined,
+  counts: ReadCounts,
+  signal?: AbortSignal,
+): AsyncGenerator<string> {
   for (const object of objects) {
     const body = await bucket.getStream(object.key, signal);
     const unzip = gzip ?? object.key.endsWith('.gz');
@@ -56,7 +62,9 @@ export async function* readRecords(bucket: S3Bucket, objects: readonly ObjectRef
         try {
           JSON.parse(record);
         } catch (err) {
-          throw new BadRecordError(`${bucket.url(object.key)} line ${line} is not JSON (${(err as Error).message}): every line must be one JSON record`);
+          throw new BadRecordError(
+            `${bucket.url(object.key)} line ${line} is not JSON (${(err as Error).message}): every line must be one JSON record`,
+          );
         }
         counts.records += 1;
         yield record;
@@ -66,7 +74,9 @@ export async function* readRecords(bucket: S3Bucket, objects: readonly ObjectRef
         throw new BadRecordError(`${bucket.url(object.key)} is not gzip (${(err as Error).message}): set gzip: false on the source`);
       }
       if (err instanceof TypeError && /encoded data was not valid/.test(err.message)) {
-        throw new BadRecordError(`${bucket.url(object.key)} is not UTF-8 text${unzip ? '' : ' (is it gzipped? set gzip: true on the source)'}`);
+        throw new BadRecordError(
+          `${bucket.url(object.key)} is not UTF-8 text${unzip ? '' : ' (is it gzipped? set gzip: true on the source)'}`,
+        );
       }
       throw err;
     } finally {

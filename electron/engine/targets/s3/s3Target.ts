@@ -7,7 +7,16 @@ import type { Job, S3Target, WriteMode } from '../../../../shared/schemas.ts';
 import { InputError } from '../../../../shared/errors.ts';
 import { compareMeasures, describeCheck } from '../../executor/compare.ts';
 import { PartitionValidationError } from '../../executor/errors.ts';
-import type { DryRunRow, Measures, PartitionMark, PartitionTarget, PartitionWriteResult, ReconcileRow, RuleCheck, WriteContext } from '../../executor/types.ts';
+import type {
+  DryRunRow,
+  Measures,
+  PartitionMark,
+  PartitionTarget,
+  PartitionWriteResult,
+  ReconcileRow,
+  RuleCheck,
+  WriteContext,
+} from '../../executor/types.ts';
 import type { S3Bucket } from './bucket.ts';
 import { mapLimit } from './concurrency.ts';
 import { describeS3Error, isTransientS3Error } from './errors.ts';
@@ -93,7 +102,8 @@ export class S3PartitionTarget implements PartitionTarget {
     });
     const checks = await this.runRules(partition, { records: written });
     problems.push(...checks.filter((c) => !c.ok).map(describeCheck));
-    if (problems.length > 0) throw new PartitionValidationError(`partition ${partition.key} did not validate, nothing published: ${problems.join('; ')}`, checks);
+    if (problems.length > 0)
+      throw new PartitionValidationError(`partition ${partition.key} did not validate, nothing published: ${problems.join('; ')}`, checks);
     const first = checks[0];
     return {
       rowsWritten: written,
@@ -128,7 +138,9 @@ export class S3PartitionTarget implements PartitionTarget {
   }
 
   /** What the partition holds now: its manifest (if ours) and the objects under its stem. */
-  private async holding(partitionKey: string): Promise<{ manifest: PartitionManifest | null; objects: number; bytes: number; records: number | null; keys: Map<string, number> }> {
+  private async holding(
+    partitionKey: string,
+  ): Promise<{ manifest: PartitionManifest | null; objects: number; bytes: number; records: number | null; keys: Map<string, number> }> {
     const stem = this.stemOf(partitionKey);
     const listed = (await this.options.bucket.listAll(stem)).filter((o) => belongsTo(stem, o.key) && o.key !== manifestKeyOf(stem));
     const manifest = await this.manifestOf(partitionKey);
@@ -155,13 +167,25 @@ export class S3PartitionTarget implements PartitionTarget {
       }
       const listed = new Set(manifest.objects.map((o) => o.key));
       const strays = [...now.keys.keys()].filter((k) => !listed.has(k));
-      if (strays.length > 0) problems.push(`${strays.length} object(s) in the partition are not in its manifest, e.g. ${this.options.bucket.url(strays[0] ?? '')}`);
+      if (strays.length > 0)
+        problems.push(
+          `${strays.length} object(s) in the partition are not in its manifest, e.g. ${this.options.bucket.url(strays[0] ?? '')}`,
+        );
       const source = await this.options.source.measure(partition);
-      if (source.records !== manifest.records) problems.push(`the source holds ${source.records} records, the manifest ${manifest.records}`);
+      if (source.records !== manifest.records)
+        problems.push(`the source holds ${source.records} records, the manifest ${manifest.records}`);
       checks.push(...(await this.runRules(partition, { records: manifest.records })));
       problems.push(...checks.filter((c) => !c.ok).map(describeCheck));
     }
-    return { partition, checks, targetCount: manifest?.records ?? 0, markedRows: manifest?.records ?? null, markRunId: manifest?.run_id ?? null, ok: problems.length === 0, problems };
+    return {
+      partition,
+      checks,
+      targetCount: manifest?.records ?? 0,
+      markedRows: manifest?.records ?? null,
+      markRunId: manifest?.run_id ?? null,
+      ok: problems.length === 0,
+      problems,
+    };
   }
 
   isTransient(err: unknown): boolean {

@@ -12,7 +12,16 @@ import type { Job, PostgresTarget, WriteMode } from '../../../../shared/schemas.
 import { InputError } from '../../../../shared/errors.ts';
 import { compareMeasures, describeCheck } from '../../executor/compare.ts';
 import { AbortedError, PartitionBusyError, PartitionValidationError } from '../../executor/errors.ts';
-import type { DryRunRow, Measures, PartitionMark, PartitionTarget, PartitionWriteResult, ReconcileRow, RuleCheck, WriteContext } from '../../executor/types.ts';
+import type {
+  DryRunRow,
+  Measures,
+  PartitionMark,
+  PartitionTarget,
+  PartitionWriteResult,
+  ReconcileRow,
+  RuleCheck,
+  WriteContext,
+} from '../../executor/types.ts';
 import { resolveTable, requireColumns, type TableInfo } from '../postgres/catalog.ts';
 import type { PgClient } from '../postgres/connect.ts';
 import { copyFrom, query } from '../postgres/connect.ts';
@@ -60,7 +69,10 @@ export class S3ToPostgresTarget implements PartitionTarget {
       const key = spec.key;
       this.keyEnforced = key.length > 0 && this.table.uniqueKeys.some((u) => u.length === key.length && u.every((c) => key.includes(c)));
       if (writeMode === 'upsert' && !this.keyEnforced) {
-        throw new InputError(`write mode upsert needs a primary key or unique index on (${key.join(', ')}) of ${this.tableName}`, { field: 'target.key', value: key });
+        throw new InputError(`write mode upsert needs a primary key or unique index on (${key.join(', ')}) of ${this.tableName}`, {
+          field: 'target.key',
+          value: key,
+        });
       }
       await this.options.source.prepare();
     })();
@@ -91,17 +103,23 @@ export class S3ToPostgresTarget implements PartitionTarget {
       const lock = await query<{ locked: boolean }>(client, `SELECT pg_try_advisory_xact_lock(hashtextextended(:lock_key, 0)) AS locked`, {
         lock_key: `backfill_runbook:${this.tableName}:${partition.key}`,
       });
-      if (!lock.rows[0]?.locked) throw new PartitionBusyError(`partition ${partition.key} of ${this.tableName} is being written by another run`);
+      if (!lock.rows[0]?.locked)
+        throw new PartitionBusyError(`partition ${partition.key} of ${this.tableName} is being written by another run`);
       await client.query('CREATE TEMP TABLE bf_json (doc jsonb NOT NULL) ON COMMIT DROP');
       const stream = await this.options.source.open(partition, ctx.signal);
       await pipeline(Readable.from(copyText(stream.records)), copyFrom(client, 'COPY pg_temp.bf_json (doc) FROM STDIN'));
       const counts = stream.counts();
-      const named = await query<{ k: string }>(client, 'SELECT DISTINCT jsonb_object_keys(doc) AS k FROM pg_temp.bf_json WHERE jsonb_typeof(doc) = \'object\'');
+      const named = await query<{ k: string }>(
+        client,
+        "SELECT DISTINCT jsonb_object_keys(doc) AS k FROM pg_temp.bf_json WHERE jsonb_typeof(doc) = 'object'",
+      );
       const keys = new Set(named.rows.map((r) => r.k));
       const columns = this.table.columns.map((c) => c.name).filter((c) => keys.has(c));
       const shape = this.shapeFor(columns);
       if (counts.records > 0 && !columns.includes(shape.partitionColumn)) {
-        throw new PartitionValidationError(`partition ${partition.key}: no record has the partition column "${shape.partitionColumn}" (records name: ${[...keys].slice(0, 10).join(', ')})`);
+        throw new PartitionValidationError(
+          `partition ${partition.key}: no record has the partition column "${shape.partitionColumn}" (records name: ${[...keys].slice(0, 10).join(', ')})`,
+        );
       }
       if (ctx.writeMode === 'overwrite-partition') await query(client, stmt.deletePartitionSql(shape), p);
       let rowsWritten = 0;
@@ -111,7 +129,14 @@ export class S3ToPostgresTarget implements PartitionTarget {
       }
       const result = await this.validateInTransaction(client, partition, ctx, shape, rowsWritten, counts.records);
       ctx.onValidated(result);
-      await writeMark(client, this.tableName, { partitionKey: partition.key, runId: ctx.runId, planHash: ctx.planHash, attempt: ctx.attempt, rowsWritten, checksum: result.checksum });
+      await writeMark(client, this.tableName, {
+        partitionKey: partition.key,
+        runId: ctx.runId,
+        planHash: ctx.planHash,
+        attempt: ctx.attempt,
+        rowsWritten,
+        checksum: result.checksum,
+      });
       if (ctx.signal.aborted) throw new AbortedError();
       await client.query('COMMIT');
       return result;
@@ -125,20 +150,32 @@ export class S3ToPostgresTarget implements PartitionTarget {
     }
   }
 
-  private async validateInTransaction(client: PgClient, partition: Partition, ctx: WriteContext, shape: stmt.TargetShape, rowsWritten: number, records: number): Promise<PartitionWriteResult> {
+  private async validateInTransaction(
+    client: PgClient,
+    partition: Partition,
+    ctx: WriteContext,
+    shape: stmt.TargetShape,
+    rowsWritten: number,
+    records: number,
+  ): Promise<PartitionWriteResult> {
     const p = params(partition, ctx.runId);
     const target = (await query<Measures>(client, stmt.measureTargetSql(shape, this.numeric()), p)).rows[0] ?? {};
     const targetCount = Number(target.rows ?? 0);
     const checks = await this.runRules(partition, client);
     const problems = checks.filter((c) => !c.ok).map(describeCheck);
     const { key } = this.options.spec;
-    const duplicateKeys = key.length > 0 && !this.keyEnforced ? Number((await query<{ duplicates: string }>(client, stmt.duplicateKeysSql(shape), p)).rows[0]?.duplicates ?? 0) : 0;
+    const duplicateKeys =
+      key.length > 0 && !this.keyEnforced
+        ? Number((await query<{ duplicates: string }>(client, stmt.duplicateKeysSql(shape), p)).rows[0]?.duplicates ?? 0)
+        : 0;
     if (duplicateKeys > 0) problems.push(`${duplicateKeys} duplicate key(s) on (${key.join(', ')}) in partition ${partition.key}`);
     if (ctx.writeMode === 'overwrite-partition') {
       if (rowsWritten !== records) problems.push(`read ${records} records but wrote ${rowsWritten} rows`);
-      if (targetCount !== rowsWritten) problems.push(`wrote ${rowsWritten} rows but the partition holds ${targetCount}: records outside partition ${partition.key}?`);
+      if (targetCount !== rowsWritten)
+        problems.push(`wrote ${rowsWritten} rows but the partition holds ${targetCount}: records outside partition ${partition.key}?`);
     }
-    if (problems.length > 0) throw new PartitionValidationError(`partition ${partition.key} did not validate, rolled back: ${problems.join('; ')}`, checks);
+    if (problems.length > 0)
+      throw new PartitionValidationError(`partition ${partition.key} did not validate, rolled back: ${problems.join('; ')}`, checks);
     const sum = await query<{ md5: string }>(client, stmt.checksumSql(shape), p);
     const first = checks[0];
     return {
@@ -159,7 +196,9 @@ export class S3ToPostgresTarget implements PartitionTarget {
     for (const rule of this.options.job.validation) {
       const source = await this.options.source.ruleMeasures(rule.source, partition);
       const p = params(partition, 'validate');
-      const target = inTx ? ((await query<Measures>(inTx, rule.target, p)).rows[0] ?? {}) : await this.readOnly((c) => query<Measures>(c, rule.target, p).then((r) => r.rows[0] ?? {}));
+      const target = inTx
+        ? ((await query<Measures>(inTx, rule.target, p)).rows[0] ?? {})
+        : await this.readOnly((c) => query<Measures>(c, rule.target, p).then((r) => r.rows[0] ?? {}));
       checks.push(compareMeasures(rule.name, source, target, rule.tolerance));
     }
     return checks;
@@ -168,7 +207,9 @@ export class S3ToPostgresTarget implements PartitionTarget {
   async measure(partition: Partition): Promise<DryRunRow> {
     const source = await this.options.source.measure(partition);
     const shape = this.shapeFor([]);
-    const target = await this.readOnly((c) => query<Measures>(c, stmt.measureTargetSql(shape, this.numeric()), params(partition)).then((r) => r.rows[0] ?? {}));
+    const target = await this.readOnly((c) =>
+      query<Measures>(c, stmt.measureTargetSql(shape, this.numeric()), params(partition)).then((r) => r.rows[0] ?? {}),
+    );
     const rows = Number(target.rows ?? 0);
     return {
       partition,
@@ -180,17 +221,28 @@ export class S3ToPostgresTarget implements PartitionTarget {
 
   async reconcile(partition: Partition): Promise<ReconcileRow> {
     const checks = await this.runRules(partition);
-    const target = await this.readOnly((c) => query<Measures>(c, stmt.measureTargetSql(this.shapeFor([]), []), params(partition)).then((r) => r.rows[0] ?? {}));
+    const target = await this.readOnly((c) =>
+      query<Measures>(c, stmt.measureTargetSql(this.shapeFor([]), []), params(partition)).then((r) => r.rows[0] ?? {}),
+    );
     const targetCount = Number(target.rows ?? 0);
     const mark = (await this.readMarks([partition.key])).get(partition.key);
     const problems = checks.filter((c) => !c.ok).map(describeCheck);
     if (!mark) problems.push('no marker row: the partition was never published');
     else if (this.options.writeMode === 'overwrite-partition') {
-      if (mark.rowsWritten !== targetCount) problems.push(`target holds ${targetCount} rows but ${mark.rowsWritten} were published by ${mark.runId}`);
+      if (mark.rowsWritten !== targetCount)
+        problems.push(`target holds ${targetCount} rows but ${mark.rowsWritten} were published by ${mark.runId}`);
       const source = await this.options.source.measure(partition);
       if (source.records !== targetCount) problems.push(`the source holds ${source.records} records, the target ${targetCount} rows`);
     }
-    return { partition, checks, targetCount, markedRows: mark?.rowsWritten ?? null, markRunId: mark?.runId ?? null, ok: problems.length === 0, problems };
+    return {
+      partition,
+      checks,
+      targetCount,
+      markedRows: mark?.rowsWritten ?? null,
+      markRunId: mark?.runId ?? null,
+      ok: problems.length === 0,
+      problems,
+    };
   }
 
   isTransient(err: unknown): boolean {

@@ -35,7 +35,14 @@ async function partitionObjects(bucket: S3Bucket, stem: string): Promise<{ key: 
 export async function snapshotS3Partition(bucket: S3Bucket, stem: string, runId: string, partitionKey: string): Promise<S3Snapshot> {
   const objects = await partitionObjects(bucket, stem);
   await bucket.copyMany(objects.map((o) => ({ from: o.key, to: snapshotObjectKey(runId, o.key) })));
-  const snapshot: S3Snapshot = { format: SNAPSHOT_FORMAT, run_id: runId, partition: partitionKey, stem, objects, taken_at: new Date().toISOString() };
+  const snapshot: S3Snapshot = {
+    format: SNAPSHOT_FORMAT,
+    run_id: runId,
+    partition: partitionKey,
+    stem,
+    objects,
+    taken_at: new Date().toISOString(),
+  };
   // written last: a snapshot without its manifest is incomplete and is never restored from
   await bucket.put(snapshotManifestKey(runId, partitionKey), `${canonicalJson(snapshot)}\n`);
   return snapshot;
@@ -45,10 +52,13 @@ export async function readS3Snapshot(bucket: S3Bucket, runId: string, partitionK
   const key = snapshotManifestKey(runId, partitionKey);
   const text = await bucket.getText(key);
   if (text === null) {
-    throw new InputError(`no snapshot of partition ${partitionKey} for run ${runId}: ${bucket.url(key)} does not exist (was the snapshot interrupted? take it again)`, {
-      field: '--partition',
-      value: partitionKey,
-    });
+    throw new InputError(
+      `no snapshot of partition ${partitionKey} for run ${runId}: ${bucket.url(key)} does not exist (was the snapshot interrupted? take it again)`,
+      {
+        field: '--partition',
+        value: partitionKey,
+      },
+    );
   }
   const parsed = JSON.parse(text) as S3Snapshot;
   if (parsed.format !== SNAPSHOT_FORMAT) throw new InputError(`${bucket.url(key)} is not a snapshot manifest`, { value: key });
@@ -62,7 +72,9 @@ export async function restoreS3Partition(bucket: S3Bucket, runId: string, partit
   const kept = new Set(snapshot.objects.map((o) => o.key));
   const gained = (await partitionObjects(bucket, stem)).filter((o) => !kept.has(o.key)).length;
   // 1. data back under their own names (content-named objects are never a different content)
-  await bucket.copyMany(snapshot.objects.filter((o) => o.key !== marker).map((o) => ({ from: snapshotObjectKey(runId, o.key), to: o.key })));
+  await bucket.copyMany(
+    snapshot.objects.filter((o) => o.key !== marker).map((o) => ({ from: snapshotObjectKey(runId, o.key), to: o.key })),
+  );
   // 2. the partition's `_complete` switches back last (or goes, if there was none): readers
   //    that follow it see the partition as it was, never a mix
   if (kept.has(marker)) await bucket.copy(snapshotObjectKey(runId, marker), marker);
@@ -76,5 +88,10 @@ export async function restoreS3Partition(bucket: S3Bucket, runId: string, partit
   const want = snapshot.objects.map((o) => `${o.key} ${o.size}`).join('\n');
   const got = after.map((o) => `${o.key} ${o.size}`).join('\n');
   if (want !== got) throw new Error(`restore of ${bucket.url(stem)} did not match its snapshot: expected\n${want}\ngot\n${got}`);
-  return { partition: partitionKey, restored: snapshot.objects.length, removed: Math.max(gained, extra.length), bytes: snapshot.objects.reduce((n, o) => n + o.size, 0) };
+  return {
+    partition: partitionKey,
+    restored: snapshot.objects.length,
+    removed: Math.max(gained, extra.length),
+    bytes: snapshot.objects.reduce((n, o) => n + o.size, 0),
+  };
 }

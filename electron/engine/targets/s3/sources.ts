@@ -92,7 +92,8 @@ export class S3RecordSource implements RecordSource {
   }
 
   async ruleMeasures(ruleText: string, partition: Partition): Promise<Measures> {
-    if (ruleText.trim() !== 'records') throw new InputError(`an S3 side of a validation rule must say "records", got ${JSON.stringify(ruleText)}`, { field: 'validation' });
+    if (ruleText.trim() !== 'records')
+      throw new InputError(`an S3 side of a validation rule must say "records", got ${JSON.stringify(ruleText)}`, { field: 'validation' });
     return { records: (await this.measure(partition)).records };
   }
 
@@ -111,7 +112,9 @@ export async function checkBucket(bucket: S3Bucket, field: string): Promise<void
   try {
     await bucket.check();
   } catch (err) {
-    const why = isNotFound(err) ? `bucket ${bucket.name} does not exist: check bucket in the connection` : describeS3Error(err, bucket.url(''));
+    const why = isNotFound(err)
+      ? `bucket ${bucket.name} does not exist: check bucket in the connection`
+      : describeS3Error(err, bucket.url(''));
     throw new InputError(`cannot use bucket ${bucket.name}: ${why}`, { field, value: bucket.name });
   }
 }
