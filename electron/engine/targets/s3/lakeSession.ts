@@ -184,8 +184,9 @@ export class LakeSession {
   /** A failure of the job's SQL: the user's to fix (exit 2), naming the field and DuckDB's reason. */
   private userError(err: unknown, field: string, sql: string): Error {
     const explained = this.explain(err);
-    if (explained instanceof InputError) return explained;
     const text = explained.message;
+    // what the machine ran out of is not the job's fault: a partition failure, retried
+    if (!(explained instanceof InputError)) return explained;
     const outside = /Permission Error|disabled by configuration|configuration has been locked/i.test(text);
     return new InputError(
       outside
@@ -205,7 +206,12 @@ export class LakeSession {
         text,
       )
     ) {
-      return new InputError(text.split('\n')[0] ?? text, {});
+      // DuckDB's first lines say what and where (file, line); the rest is a hint list and the raw row
+      const lines = text
+        .split('\n')
+        .map((l) => l.trim())
+        .filter((l) => l !== '' && !/^(LINE \d+:|\^)/.test(l));
+      return new InputError(lines.slice(0, 6).join(' — '), {});
     }
     return new Error(text, { cause: err });
   }

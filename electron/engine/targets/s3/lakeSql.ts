@@ -23,6 +23,9 @@ export interface Encoding {
   parquet: { codec: 'zstd' | 'snappy' | 'gzip' | 'uncompressed'; rowGroupSize: number };
 }
 
+/** A CSV line (a record, quoted newlines included) may be at most this long: over it, an error naming the object. */
+export const MAX_CSV_LINE_BYTES = 2 * 1024 * 1024;
+
 export const DEFAULT_CSV: CsvOptions = { header: true, delimiter: ',', quote: '"', escape: '"' };
 
 /** 'it''s' — a string literal. */
@@ -38,8 +41,13 @@ function fileList(files: readonly string[]): string {
   return `[${files.map(literal).join(', ')}]`;
 }
 
-function duckCompression(c: S3Compression | undefined): string {
-  return c === undefined ? "'auto'" : c === 'none' ? "'none'" : literal(c);
+function duckCompression(c: S3Compression): string {
+  return c === 'none' ? "'uncompressed'" : literal(c);
+}
+
+/** `, compression = 'gzip'`, or nothing: DuckDB then goes by each file's extension. */
+function readCompression(c: S3Compression | undefined): string {
+  return c === undefined ? '' : `, compression = ${duckCompression(c)}`;
 }
 
 /**
@@ -54,14 +62,14 @@ export function readerSql(files: readonly string[], enc: Encoding, columns?: rea
       return `read_parquet(${fileList(files)})`;
     case 'csv': {
       const c = enc.csv;
-      return `read_csv(${fileList(files)}, header = ${c.header}, delim = ${literal(c.delimiter)}, quote = ${literal(c.quote)}, escape = ${literal(c.escape)}, all_varchar = true, strict_mode = true, null_padding = false, compression = ${duckCompression(enc.compression)})`;
+      return `read_csv(${fileList(files)}, header = ${c.header}, delim = ${literal(c.delimiter)}, quote = ${literal(c.quote)}, escape = ${literal(c.escape)}, all_varchar = true, strict_mode = true, null_padding = false, max_line_size = ${MAX_CSV_LINE_BYTES}, buffer_size = ${4 * MAX_CSV_LINE_BYTES}${readCompression(enc.compression)})`;
     }
     case 'jsonl': {
       const typed =
         columns && columns.length > 0
           ? `, columns = {${columns.map((c) => `${literal(c.name)}: ${literal(c.type)}`).join(', ')}}`
           : ', sample_size = -1';
-      return `read_json(${fileList(files)}, format = 'newline_delimited', compression = ${duckCompression(enc.compression)}${typed})`;
+      return `read_json(${fileList(files)}, format = 'newline_delimited'${readCompression(enc.compression)}${typed})`;
     }
   }
 }
