@@ -10,6 +10,7 @@
 // than one page (1,000 keys) fails with InternalError. Hence a process of its own.
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { URLSearchParams } from 'node:url';
 import { dirname, join, resolve, sep } from 'node:path';
 import { setInterval } from 'node:timers';
 import S3rver from 's3rver';

@@ -65,6 +65,9 @@ export class LakeSession {
       await connection.run(`SET allowed_directories = [${literal(dir.endsWith('/') ? dir : `${dir}/`)}]`);
       await connection.run(`SET TimeZone = ${literal(timezone)}`);
       await connection.run('SET preserve_insertion_order = true');
+      // **Hazard**: DuckDB 1.5's TopN-window rewrite fails with an INTERNAL error on
+      // `QUALIFY row_number() … = 1` followed by ORDER BY (the refine step's dedupe); off.
+      await connection.run("SET disabled_optimizers = 'top_n_window_elimination'");
       await connection.run('SET enable_external_access = false');
       await connection.run('SET lock_configuration = true');
     } catch (err) {
@@ -86,6 +89,15 @@ export class LakeSession {
       const r = await this.connection.runAndReadAll(sql, [...values]);
       const first = r.getRows()[0]?.[0];
       return typeof first === 'bigint' || typeof first === 'number' ? Number(first) : 0;
+    } catch (err) {
+      throw this.explain(err);
+    }
+  }
+
+  /** Rows of our own SQL (never a job's): checks and tests. */
+  async rows(sql: string): Promise<Record<string, DuckApi.Json>[]> {
+    try {
+      return (await this.connection.runAndReadAll(sql)).getRowObjectsJson();
     } catch (err) {
       throw this.explain(err);
     }
