@@ -272,10 +272,9 @@ async function transformVsDuckDb(endpoint: string, rows: number): Promise<BenchL
   const local = join(dir, 'local');
   mkdirSync(local);
   for (const [i, key] of sourceKeys.entries()) {
-    const { Readable } = await import('node:stream');
     const { pipeline } = await import('node:stream/promises');
     const { createWriteStream } = await import('node:fs');
-    await pipeline((await bucket.getStream(key)) as InstanceType<typeof Readable>, createWriteStream(join(local, `${i}.parquet`)));
+    await pipeline(await bucket.getStream(key), createWriteStream(join(local, `${i}.parquet`)));
   }
   bucket.close();
   const query = `select id, customer_id, amount * 2 as amount2, upper(note) as note, day from source where amount is not null qualify row_number() over (partition by id order by day) = 1`;
@@ -342,7 +341,7 @@ const { DuckDBInstance } = createRequire(${JSON.stringify(resolve(import.meta.di
 const db = await DuckDBInstance.create(':memory:', { threads: '2' });
 const c = await db.connect();
 await c.run("CREATE VIEW source AS SELECT * FROM read_parquet('${local}/*.parquet')");
-await c.run(\`COPY (${query.replaceAll('`', '\`')}) TO '${join(dir, 'out.parquet')}' (FORMAT parquet, COMPRESSION zstd)\`);
+await c.run(\`COPY (${query}) TO '${join(dir, 'out.parquet')}' (FORMAT parquet, COMPRESSION zstd)\`);
 `,
   );
   const theirs = async (): Promise<number> => {
