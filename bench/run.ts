@@ -358,7 +358,7 @@ async function main(): Promise<void> {
     printProfile('(a) executor, pushdown, partition read back', medianProfile(readBack, profilesReadBack), median(readBack), DAYS);
     printProfile('(a) executor, pushdown, no validation rule', medianProfile(noRule, profilesNoRule), median(noRule), DAYS);
     printProfile('(b) executor, cross-server COPY', medianProfile(copyMs, profilesB), median(copyMs), DAYS);
-    if (!want('s3')) console.log(`(d), (e) skipped: BENCH_ONLY=${ONLY}`);
+    if (!want('s3')) console.log(`(d), (e), (j), (k) skipped: BENCH_ONLY=${ONLY}`);
     else for (const l of await runS3Benches(a.info, ROWS)) line(l.name, l.value, l.target, l.pass, l.detail);
     if (want('sandbox')) await runSandboxBench(line, ROUNDS);
   } finally {

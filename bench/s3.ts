@@ -5,6 +5,10 @@
  *       prefix, same server, same concurrency                 — target ≤ 1.0
  *   (e) peak memory (RSS high-water of the run-backfill process) exporting 1M rows from
  *       Postgres to one S3 partition                           — target < 200 MB
+ *   (j) the same export's peak RSS as Parquet and as gzipped JSON Lines — target ≤ 150 MB each
+ *   (k) an S3 Parquet → Parquet transform of those 1M rows (run-backfill, objects through the
+ *       S3 client) ÷ DuckDB running the same query over the same files on local disk
+ *                                                              — target ≤ 1.5
  *
  * (d) is skipped with a message when rclone is not installed (Debian: apt-get install rclone).
  */
@@ -27,6 +31,7 @@ const CONCURRENCY = Number(process.env.BENCH_S3_CONCURRENCY ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CLI = resolve(import.meta.dirname, '../bin/run-backfill.mjs');
 const KEY = 'S3RVER';
+const TAGS = { source: 'backfill', run_id: 'bench-run', plan_hash: 'f'.repeat(64) };
 
 export interface BenchLine {
   name: string;
@@ -72,7 +77,11 @@ async function snapshotVsRclone(endpoint: string): Promise<BenchLine> {
   await mapLimit(
     Array.from({ length: OBJECTS }, (_, i) => i),
     16,
-    (i) => bucket.put(`${prefix}obj-${String(i).padStart(5, '0')}.json`, body),
+    (i) =>
+      bucket.put(`${prefix}obj-${String(i).padStart(5, '0')}.json`, body, 'application/json', {
+        tags: TAGS,
+        metadata: { 'backfill-run-id': 'bench' },
+      }),
   );
   // A custom CA bundle in the environment makes rclone refuse a plain-HTTP transport.
   const { AWS_CA_BUNDLE: _caBundle, ...inherited } = process.env;
@@ -90,6 +99,9 @@ async function snapshotVsRclone(endpoint: string): Promise<BenchLine> {
     const snap = await snapshotS3Partition(bucket, prefix, `bench-${round}`, '2026-01-20');
     const ms = performance.now() - started;
     if (snap.objects.length !== OBJECTS) throw new Error(`snapshot copied ${snap.objects.length} objects, expected ${OBJECTS}`);
+    // tags kept: a copy carries what the original did
+    const copied = await bucket.getTags(`_snapshots/bench-${round}/${prefix}obj-00000.json`);
+    if (copied.run_id !== TAGS.run_id) throw new Error(`the snapshot lost the objects' tags: ${JSON.stringify(copied)}`);
     return ms;
   };
   const rclone = async (round: string): Promise<number> => {
@@ -163,8 +175,13 @@ function watchPeak(pid: number): { stop: () => number } {
 }
 
 /** (e): the built run-backfill exporting every row of src_events (1M) into ONE monthly S3 partition. */
-async function exportMemory(endpoint: string, pg: PgServerInfo, rows: number): Promise<BenchLine> {
-  const name = 'bench-export';
+async function exportMemory(
+  endpoint: string,
+  pg: PgServerInfo,
+  rows: number,
+  format: { label: string; target: string; limitMb: number; tag: string } = { label: '', target: '', limitMb: 200, tag: '(e)' },
+): Promise<BenchLine> {
+  const name = `bench-export${format.label ? `-${format.label}` : ''}`;
   const bucket = openBucket(endpoint, name, 4);
   await bucket.client.send(new (await import('@aws-sdk/client-s3')).CreateBucketCommand({ Bucket: name }));
   bucket.close();
@@ -189,7 +206,7 @@ target:
   kind: s3
   connection: lake
   path: "export/dt={date}/"
-write_mode: overwrite-partition
+${format.target}write_mode: overwrite-partition
 validation:
   - name: every row exported
     source: select count(*) as records from src_events
@@ -232,15 +249,131 @@ validation:
   if (code !== 0 || !output.includes(`${rows} rows`)) throw new Error(`export run failed (exit ${code}):\n${output}`);
   const mb = bytes / (1024 * 1024);
   return {
-    name: `(e) peak RSS exporting ${rows.toLocaleString('en-US')} rows PG → S3`,
+    name: `${format.tag} peak RSS exporting ${rows.toLocaleString('en-US')} rows PG → S3${format.label ? ` as ${format.label}` : ''}`,
     value: `${mb.toFixed(0)} MB`,
-    target: '< 200 MB',
-    pass: mb < 200,
+    target: format.limitMb === 200 ? '< 200 MB' : `≤ ${format.limitMb} MB`,
+    pass: format.limitMb === 200 ? mb < 200 : mb <= format.limitMb,
     detail: `one partition, ${((performance.now() - started) / 1000).toFixed(1)} s for the whole run-backfill process`,
   };
 }
 
-/** Runs (d) and (e); `pg` holds the `bench` database seeded with src_events by bench/run.ts. */
+/**
+ * (k): run-backfill transforming the Parquet partition (e, j) wrote into another Parquet
+ * partition with a DuckDB query, against DuckDB itself running the same query over the same
+ * files copied to local disk, in the same process tree and the same run; alternating rounds.
+ */
+async function transformVsDuckDb(endpoint: string, rows: number): Promise<BenchLine> {
+  const name = 'bench-export-parquet';
+  const bucket = openBucket(endpoint, name, 4);
+  const sourceKeys = (await bucket.listAll('export/dt=2026-01-01/')).map((o) => o.key).filter((k) => k.endsWith('.parquet'));
+  if (sourceKeys.length === 0) throw new Error('(k) needs the Parquet export of (j) first');
+  const dir = mkdtempSync(join(tmpdir(), 'bfr-bench-k-'));
+  mkdirSync(join(dir, 'jobs'));
+  const local = join(dir, 'local');
+  mkdirSync(local);
+  for (const [i, key] of sourceKeys.entries()) {
+    const { pipeline } = await import('node:stream/promises');
+    const { createWriteStream } = await import('node:fs');
+    await pipeline(await bucket.getStream(key), createWriteStream(join(local, `${i}.parquet`)));
+  }
+  bucket.close();
+  const query = `select id, customer_id, amount * 2 as amount2, upper(note) as note, day from source where amount is not null qualify row_number() over (partition by id order by day) = 1`;
+  writeFileSync(
+    join(dir, 'backfill.config.yaml'),
+    `connections:
+  lake: { kind: s3, bucket: ${name}, endpoint: "${endpoint}", force_path_style: true, access_key_id_env: BENCH_S3_KEY, secret_access_key_env: BENCH_S3_KEY }
+`,
+  );
+  writeFileSync(
+    join(dir, 'jobs', 'bench-transform.yaml'),
+    `name: bench-transform
+unit: day
+source:
+  kind: s3
+  connection: lake
+  path: "export/dt={date}/"
+  format: parquet
+  query: ${JSON.stringify(query)}
+target:
+  kind: s3
+  connection: lake
+  path: "transformed/dt={date}/"
+  format: parquet
+write_mode: overwrite-partition
+`,
+  );
+  const env = { PATH: process.env.PATH, HOME: dir, BENCH_S3_KEY: KEY };
+  const ours = async (round: number): Promise<number> => {
+    const started = performance.now();
+    const r = await promisify(execFile)(
+      process.execPath,
+      [
+        CLI,
+        'bench-transform',
+        '--from',
+        '2026-01-01',
+        '--to',
+        '2026-01-02',
+        '--run-id',
+        `bench-k-${round}`,
+        '--db',
+        join(dir, 'ledger.sqlite'),
+        '--config',
+        join(dir, 'backfill.config.yaml'),
+        '--jobs',
+        join(dir, 'jobs'),
+      ],
+      { cwd: dir, env, maxBuffer: 16 * 1024 * 1024 },
+    ).catch((err: { stdout?: string; stderr?: string }) => {
+      throw new Error(`(k) transform failed: ${err.stdout ?? ''}${err.stderr ?? ''}`);
+    });
+    if (!r.stdout.includes('published'))
+      throw new Error(`(k) transform did not publish:
+${r.stdout}`);
+    return performance.now() - started;
+  };
+  // the baseline: DuckDB's own CLI-equivalent, a fresh process running the same COPY on local files
+  const script = join(dir, 'duck.mjs');
+  writeFileSync(
+    script,
+    `import { createRequire } from 'node:module';
+const { DuckDBInstance } = createRequire(${JSON.stringify(resolve(import.meta.dirname, '../package.json'))})('@duckdb/node-api');
+const db = await DuckDBInstance.create(':memory:', { threads: '2' });
+const c = await db.connect();
+await c.run("CREATE VIEW source AS SELECT * FROM read_parquet('${local}/*.parquet')");
+await c.run(\`COPY (${query}) TO '${join(dir, 'out.parquet')}' (FORMAT parquet, COMPRESSION zstd)\`);
+`,
+  );
+  const theirs = async (): Promise<number> => {
+    const started = performance.now();
+    await promisify(execFile)(process.execPath, [script], { cwd: resolve(import.meta.dirname, '..'), env });
+    return performance.now() - started;
+  };
+  const a: number[] = [];
+  const b: number[] = [];
+  await ours(-1);
+  await theirs();
+  for (let r = 0; r < ROUNDS; r++) {
+    if (r % 2 === 0) {
+      a.push(await ours(r));
+      b.push(await theirs());
+    } else {
+      b.push(await theirs());
+      a.push(await ours(r));
+    }
+  }
+  rmSync(dir, { recursive: true, force: true });
+  const ratio = median(a) / median(b);
+  return {
+    name: `(k) S3 Parquet → Parquet transform of ${rows.toLocaleString('en-US')} rows ÷ DuckDB on local files`,
+    value: ratio.toFixed(3),
+    target: '≤ 1.5',
+    pass: ratio <= 1.5,
+    detail: `run-backfill ${median(a).toFixed(0)} ms, DuckDB ${median(b).toFixed(0)} ms (medians of ${ROUNDS}; rounds ${a.map((x) => x.toFixed(0)).join('/')} vs ${b.map((x) => x.toFixed(0)).join('/')})`,
+  };
+}
+
+/** Runs (d), (e), (j) and (k); `pg` holds the `bench` database seeded with src_events by bench/run.ts. */
 export async function runS3Benches(pg: PgServerInfo, rows: number): Promise<BenchLine[]> {
   const dir = mkdtempSync(join(tmpdir(), 'bfr-bench-s3rver-'));
   const s3 = await startS3(dir);
@@ -249,6 +382,11 @@ export async function runS3Benches(pg: PgServerInfo, rows: number): Promise<Benc
     if (await rcloneAvailable()) lines.push(await snapshotVsRclone(s3.endpoint));
     else console.log('(d) skipped: rclone is not installed (Debian: apt-get install -y rclone)');
     lines.push(await exportMemory(s3.endpoint, pg, rows));
+    lines.push(await exportMemory(s3.endpoint, pg, rows, { label: 'parquet', target: '  format: parquet\n', limitMb: 150, tag: '(j)' }));
+    lines.push(
+      await exportMemory(s3.endpoint, pg, rows, { label: 'jsonl-gzip', target: '  compression: gzip\n', limitMb: 150, tag: '(j)' }),
+    );
+    lines.push(await transformVsDuckDb(s3.endpoint, rows));
   } finally {
     await s3.close();
     rmSync(dir, { recursive: true, force: true });

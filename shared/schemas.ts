@@ -4,6 +4,7 @@
 // which matters because a plan's hash is taken after defaults are filled in.
 import { z } from 'zod';
 import { showValue } from './errors.ts';
+import { s3KeyProblem } from './s3Keys.ts';
 
 export const unitSchema = z.enum(['hour', 'day', 'month']);
 export type Unit = z.output<typeof unitSchema>;
@@ -163,8 +164,11 @@ export type QualityRuleKind = QualityRule['kind'];
 
 // ---- job sources and targets: Postgres (the default shape) or S3 ----
 
-/** Placeholders an S3 path may use; each renders from the partition's key (local wall clock). */
-export const S3_PLACEHOLDERS = ['date', 'hour', 'partition'] as const;
+/**
+ * Placeholders an S3 path may use; each renders from the partition's key (local wall clock).
+ * {yyyy} {mm} {dd} {hh} split {date} and {hour} for layouts such as `year=2026/month=07/…`.
+ */
+export const S3_PLACEHOLDERS = ['date', 'hour', 'partition', 'yyyy', 'mm', 'dd', 'hh'] as const;
 export type S3Placeholder = (typeof S3_PLACEHOLDERS)[number];
 
 /** `{date}` → 'date'; every `{…}` in a template, in order. */
@@ -184,10 +188,12 @@ const s3PathSchema = z.string().superRefine((path, ctx) => {
   const unknown = templatePlaceholders(path).filter((p) => !(S3_PLACEHOLDERS as readonly string[]).includes(p));
   if (unknown.length > 0) {
     return fail(
-      `${showValue(path)} uses {${unknown[0]}}, which is not a placeholder: use {date}, {hour} or {partition}, and write fixed names (a project id) literally`,
+      `${showValue(path)} uses {${unknown[0]}}, which is not a placeholder: use {date}, {hour}, {yyyy}, {mm}, {dd}, {hh} or {partition}, and write fixed names (a project id) literally`,
     );
   }
   if (/[{}]/.test(path.replace(/\{[^{}]*\}/g, ''))) return fail(`${showValue(path)} has an unmatched "{" or "}"`);
+  const problem = s3KeyProblem(path);
+  if (problem !== undefined) return fail(`${showValue(path)} ${problem}; write the key in its plain form, ${S3_PATH_HINT}`);
 });
 
 /** A fixed key prefix such as "events/" — a "folder" another reader lists. */
@@ -199,6 +205,11 @@ const s3PrefixSchema = z.string().superRefine((prefix, ctx) => {
     });
   } else if (/[{}]/.test(prefix)) {
     ctx.addIssue({ code: 'custom', message: `${showValue(prefix)} has placeholders: a prefix is fixed (write a project id literally)` });
+  } else if (s3KeyProblem(prefix) !== undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      message: `${showValue(prefix)} ${s3KeyProblem(prefix) ?? ''}; write the prefix in its plain form, like "events/"`,
+    });
   } else if (!prefix.endsWith('/')) {
     ctx.addIssue({
       code: 'custom',
@@ -216,8 +227,40 @@ const s3Location = {
   prefix: s3PrefixSchema.optional(),
   /** The prefix kept for data recovered by hand, beside the automated one (DESIGN §1, seed 000). */
   backfill_prefix: s3PrefixSchema.optional(),
-  format: z.literal('jsonl').default('jsonl'),
+  /** How the partition's objects are encoded. */
+  format: z.enum(['jsonl', 'csv', 'parquet']).default('jsonl'),
+  /** Text formats only (Parquet compresses inside, see parquet.codec). Left out on a source: from each key's .gz / .zst. */
+  compression: z.enum(['none', 'gzip', 'zstd']).optional(),
+  /** CSV only: the header line, the delimiter and the quoting. */
+  csv: z
+    .strictObject({
+      header: z.boolean().default(true),
+      delimiter: z.string().length(1, 'must be one character, e.g. "," or ";" or "\\t"').default(','),
+      quote: z.string().length(1, 'must be one character').default('"'),
+      escape: z.string().length(1, 'must be one character').default('"'),
+    })
+    .optional(),
 };
+
+export type S3Format = 'jsonl' | 'csv' | 'parquet';
+export type S3Compression = 'none' | 'gzip' | 'zstd';
+
+/** The format-specific fields must match the format: no csv: block on Parquet, no compression on Parquet. */
+function checkFormat(
+  location: { format: S3Format; compression?: S3Compression; csv?: unknown; gzip?: boolean },
+  ctx: z.core.$RefinementCtx,
+) {
+  if (location.csv !== undefined && location.format !== 'csv')
+    ctx.addIssue({ code: 'custom', path: ['csv'], message: `csv options apply to format: csv, but the format is ${location.format}` });
+  if (location.format === 'parquet' && (location.compression !== undefined || location.gzip !== undefined))
+    ctx.addIssue({
+      code: 'custom',
+      path: [location.compression !== undefined ? 'compression' : 'gzip'],
+      message: 'Parquet compresses inside the file: leave compression and gzip out and set parquet.codec on a target instead',
+    });
+  if (location.gzip !== undefined && location.compression !== undefined)
+    ctx.addIssue({ code: 'custom', path: ['gzip'], message: 'give compression or gzip, not both (gzip: true is compression: gzip)' });
+}
 
 /** The literal text before the first placeholder: every rendered path starts with it. */
 export function literalHead(template: string): string {
@@ -265,8 +308,17 @@ export const s3SourceSchema = z
     gzip: z.boolean().optional(),
     /** Read a partition only once its `_complete` marker exists (a writer may still be adding objects). */
     require_complete: z.boolean().default(true),
+    /**
+     * DuckDB SQL over the relation `source` (the partition's objects); :partition_start,
+     * :partition_end and :run_id are bound as parameters. One read-only SELECT: it cannot
+     * read or write any file but the partition's own objects.
+     */
+    query: text.optional(),
   })
-  .superRefine((source, ctx) => checkPrefixes(source, ctx, false));
+  .superRefine((source, ctx) => {
+    checkPrefixes(source, ctx, false);
+    checkFormat(source, ctx);
+  });
 export type S3Source = z.output<typeof s3SourceSchema>;
 
 export const postgresTargetSchema = z.strictObject({
@@ -281,11 +333,36 @@ export type PostgresTarget = z.output<typeof postgresTargetSchema>;
 export const s3TargetSchema = z
   .strictObject({
     ...s3Location,
-    gzip: z.boolean().default(true),
+    /** Legacy spelling of compression (left out: gzip for text formats). */
+    gzip: z.boolean().optional(),
     /** A partition is split into objects of at most this many records. */
     records_per_object: z.number().int().min(1).max(100_000_000).default(1_000_000),
+    parquet: z
+      .strictObject({
+        codec: z.enum(['zstd', 'snappy', 'gzip', 'uncompressed']).default('zstd'),
+        row_group_size: z.number().int().min(1024).max(10_000_000).default(122_880),
+      })
+      .optional(),
+    /** Objects this job wrote under its backfill prefix may be removed after this many days (`run-backfill lake tidy`). */
+    backfill_retention_days: z.number().int().min(1).max(36_500).optional(),
   })
-  .superRefine((target, ctx) => checkPrefixes(target, ctx, true));
+  .superRefine((target, ctx) => {
+    checkPrefixes(target, ctx, true);
+    checkFormat(target, ctx);
+    if (target.parquet !== undefined && target.format !== 'parquet')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['parquet'],
+        message: `parquet options apply to format: parquet, but the format is ${target.format}`,
+      });
+    if (target.backfill_retention_days !== undefined && target.backfill_prefix === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['backfill_retention_days'],
+        message:
+          'a retention applies to what the job wrote under its backfill prefix: declare backfill_prefix (and prefix, the automated one it never touches)',
+      });
+  });
 export type S3Target = z.output<typeof s3TargetSchema>;
 
 // `kind` may be left out for Postgres, so job files written before S3 existed stay valid and
@@ -293,7 +370,11 @@ export type S3Target = z.output<typeof s3TargetSchema>;
 const jobSourceSchema = z.discriminatedUnion('kind', [postgresSourceSchema, s3SourceSchema]);
 const jobTargetSchema = z.discriminatedUnion('kind', [postgresTargetSchema, s3TargetSchema]);
 
-/** What S3 sides of a validation rule may say: the built-in measures of the partition's objects. */
+/**
+ * What S3 sides of a validation rule may say: "records" (the partition's record count), or a
+ * read-only DuckDB SELECT over the relation `source` (source side) or `target` (the staged
+ * output, target side).
+ */
 export const S3_RULE_MEASURE = 'records';
 
 function checkJobSides(job: z.output<typeof jobObjectSchema>, ctx: z.core.$RefinementCtx): void {
@@ -302,24 +383,22 @@ function checkJobSides(job: z.output<typeof jobObjectSchema>, ctx: z.core.$Refin
     if (location.kind !== 's3') continue;
     const used = templatePlaceholders(location.path);
     const has = (p: S3Placeholder) => used.includes(p);
-    if (has('hour') && job.unit !== 'hour') {
-      ctx.addIssue({
-        code: 'custom',
-        path: [side, 'path'],
-        message: `uses {hour} but the job's unit is ${job.unit}: a ${job.unit === 'day' ? 'daily' : 'monthly'} partition has no single hour`,
-      });
-    } else if (!has('partition') && !has('date')) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [side, 'path'],
-        message: `${showValue(location.path)} has neither {date} nor {partition}: every partition would share one location`,
-      });
-    } else if (job.unit === 'hour' && !has('partition') && !has('hour')) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [side, 'path'],
-        message: `${showValue(location.path)} has {date} but not {hour}: the 24 hourly partitions of a day would share one location`,
-      });
+    const hourly = has('hour') || has('hh');
+    // a date is {date}, or {yyyy} and {mm} (and {dd} below a month)
+    const dated = has('date') || (has('yyyy') && has('mm') && (job.unit === 'month' || has('dd')));
+    const fail = (message: string) => ctx.addIssue({ code: 'custom', path: [side, 'path'], message });
+    if (hourly && job.unit !== 'hour') {
+      fail(
+        `uses {${has('hour') ? 'hour' : 'hh'}} but the job's unit is ${job.unit}: a ${job.unit === 'day' ? 'daily' : 'monthly'} partition has no single hour`,
+      );
+    } else if (has('dd') && job.unit === 'month') {
+      fail(`uses {dd} but the job's unit is month: a monthly partition has no single day`);
+    } else if (!has('partition') && !dated) {
+      fail(
+        `${showValue(location.path)} has neither {date} (nor {yyyy}, {mm}${job.unit === 'month' ? '' : ' and {dd}'}) nor {partition}: every partition would share one location`,
+      );
+    } else if (job.unit === 'hour' && !has('partition') && !hourly) {
+      fail(`${showValue(location.path)} has {date} but not {hour}: the 24 hourly partitions of a day would share one location`);
     }
   }
   if (job.target.kind === 's3' && job.write_mode !== 'overwrite-partition') {
@@ -329,17 +408,6 @@ function checkJobSides(job: z.output<typeof jobObjectSchema>, ctx: z.core.$Refin
       message: `${job.write_mode} cannot apply to an S3 target: its partitions are replaced whole (a new manifest swaps them atomically); use overwrite-partition`,
     });
   }
-  job.validation.forEach((rule, i) => {
-    for (const side of ['source', 'target'] as const) {
-      if (job[side].kind === 's3' && rule[side].trim() !== S3_RULE_MEASURE) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['validation', i, side],
-          message: `the ${side} is S3 (connection ${job[side].connection}), where no SQL runs: write "${S3_RULE_MEASURE}" to compare the JSON records of the partition's objects`,
-        });
-      }
-    }
-  });
   if (job.source.kind === 's3' && job.quality.length > 0) {
     ctx.addIssue({
       code: 'custom',

@@ -169,7 +169,7 @@ async function execute(
     case 'succeeded':
       return EXIT.ok;
     case 'failed':
-      return EXIT.failed;
+      return outcome.badInput !== undefined ? EXIT.usage : EXIT.failed;
     case 'paused':
     case 'halted':
       out.say(`Resume with: run-backfill --resume --run-id ${outcome.runId}`);

@@ -136,7 +136,7 @@ describe('training scenarios, driven to their end', () => {
     const before = await runCli(ws, sandbox('check', '3'));
     expect(before.code).toBe(1);
     expect(before.stdout).toContain(
-      '✗ refined hour 18 holds each event exactly once: no published partition under s3://sandbox-lake/refined/event/dt=2026-07-14/hour=18/',
+      '✗ refined hour 18 holds each event exactly once, refined: no published partition under s3://sandbox-lake/refined/event/dt=2026-07-14/hour=18/',
     );
     expect(before.stdout).toContain('✓ the automated prefix was left alone: 44 objects');
     const range = ['--from', '2026-07-14T18', '--to', '2026-07-14T20'];
@@ -167,7 +167,9 @@ describe('training scenarios, driven to their end', () => {
     await ok(['raw-events-recover', '--from', '2026-07-14T18', '--to', '2026-07-14T19', '--run-id', 'train-3-stray']);
     const after = await runCli(ws, sandbox('check', '3'));
     expect(after.code).toBe(1);
-    expect(after.stdout).toContain('✓ refined hour 19 holds each event exactly once: 120 events, none missing, none twice');
+    expect(after.stdout).toContain(
+      '✓ refined hour 19 holds each event exactly once, refined: 120 refined rows, none missing, none twice, each equal to its source event',
+    );
     expect(after.stdout).toMatch(
       /✗ the automated prefix was left alone: 1 object\(s\) appeared \(events\/events_2026-07-14_18#0\.json\.gz\)|✗ the automated prefix was left alone: 2 object\(s\) appeared/,
     );

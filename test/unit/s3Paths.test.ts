@@ -28,7 +28,17 @@ describe('renderPath', () => {
   });
 
   it('gives every placeholder of a key', () => {
-    expect(placeholderValues('2026-01-20T07', 'hour')).toEqual({ date: '2026-01-20', hour: '07', partition: '2026-01-20T07' });
+    expect(placeholderValues('2026-01-20T07', 'hour')).toEqual({
+      date: '2026-01-20',
+      hour: '07',
+      partition: '2026-01-20T07',
+      yyyy: '2026',
+      mm: '01',
+      dd: '20',
+      hh: '07',
+    });
+    // the repeated day keeps its suffix on its finest placeholder
+    expect(placeholderValues('2026-11-01+1', 'day')).toMatchObject({ yyyy: '2026', mm: '11', dd: '01+1', hh: '' });
     expect(() => placeholderValues('yesterday', 'day')).toThrow('not a partition key: "yesterday"');
   });
 });
@@ -57,8 +67,8 @@ describe('which keys belong to a partition', () => {
 describe('names', () => {
   it('derives object names from the partition and the content', () => {
     const sha = 'f'.repeat(64);
-    expect(dataObjectKey('a/a_2026-01-20_19', 0, sha, true)).toBe('a/a_2026-01-20_19#0.ffffffffffffffff.json.gz');
-    expect(dataObjectKey('refined/dt=2026-01-20/', 3, sha, false)).toBe('refined/dt=2026-01-20/part-3.ffffffffffffffff.json');
+    expect(dataObjectKey('a/a_2026-01-20_19', 0, sha, 'json.gz')).toBe('a/a_2026-01-20_19#0.ffffffffffffffff.json.gz');
+    expect(dataObjectKey('refined/dt=2026-01-20/', 3, sha, 'json')).toBe('refined/dt=2026-01-20/part-3.ffffffffffffffff.json');
     expect(manifestKeyOf('a/a_2026-01-20_19')).toBe('a/a_2026-01-20_19_complete');
     expect(manifestKeyOf('refined/dt=2026-01-20/')).toBe('refined/dt=2026-01-20/_complete');
   });

@@ -1,6 +1,7 @@
 import type { RegisterCommand } from '../program.ts';
 import { registerCheck } from './check.ts';
 import { registerEvidence } from './evidence.ts';
+import { registerLake } from './lake.ts';
 import { registerProve } from './prove.ts';
 import { registerRun } from './run.ts';
 import { registerSnapshot } from './snapshot.ts';
@@ -20,4 +21,5 @@ export const COMMANDS: readonly RegisterCommand[] = [
   registerEvidence,
   registerSnapshot,
   registerRestore,
+  registerLake,
 ];

@@ -32,4 +32,6 @@ export interface RunOutcome {
   pending: number;
   rows: number;
   ms: number;
+  /** set when a partition failed on bad input (InputError): the CLI exits 2 */
+  badInput?: string;
 }

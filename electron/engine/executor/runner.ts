@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Partition } from '../../../shared/partitions.ts';
-import { GateError } from '../../../shared/errors.ts';
+import { GateError, InputError } from '../../../shared/errors.ts';
 import type { WriteMode } from '../../../shared/schemas.ts';
 import type { Store, PartitionRecord, Run } from '../store/index.ts';
 import { StoreError } from '../store/index.ts';
@@ -55,6 +55,8 @@ export class Runner {
   private readonly softStop = new AbortController();
   private stopReason: { reason: string; kind: 'operator' | 'condition' } | null = null;
   private consecutiveFailures = 0;
+  /** The first partition that failed on bad input (a corrupt object, a query that cannot run): the run stops, exit 2. */
+  private badInput: string | null = null;
   private readonly emit: (event: ExecutorEvent) => void;
 
   constructor(private readonly options: RunnerOptions) {
@@ -421,6 +423,15 @@ export class Runner {
       this.safeTransition(partition.key, 'pending', { error: text });
       return 'done';
     }
+    if (err instanceof InputError) {
+      // The job's input is wrong (an object that cannot be read, SQL that cannot run): every
+      // retry and every partition after would fail alike, so nothing more is attempted.
+      this.safeTransition(partition.key, 'failed', { error: text });
+      this.emit({ type: 'partition-failed', key: partition.key, error: text });
+      this.badInput ??= text;
+      this.requestStop(text, 'condition');
+      return 'done';
+    }
     if (err instanceof PartitionBusyError) {
       this.safeTransition(partition.key, 'pending', { error: text });
       this.requestStop(text, 'condition');
@@ -503,7 +514,10 @@ export class Runner {
     const pending = counts.pending + counts.running + counts.validated;
     let status: RunOutcomeStatus;
     let reason: string | null = this.stopReason?.reason ?? null;
-    if (this.stopReason && (pending > 0 || this.stopReason.kind === 'condition')) {
+    if (this.badInput !== null) {
+      status = 'failed';
+      reason = this.badInput;
+    } else if (this.stopReason && (pending > 0 || this.stopReason.kind === 'condition')) {
       status = this.stopReason.kind === 'operator' ? 'paused' : 'halted';
     } else if (counts.failed > 0) {
       status = 'failed';
@@ -530,6 +544,7 @@ export class Runner {
       pending,
       rows: run?.rowsWritten ?? 0,
       ms: Date.now() - started,
+      ...(this.badInput !== null ? { badInput: this.badInput } : {}),
     };
     this.emit({ type: 'run-finished', ...outcome });
     return outcome;

@@ -1,5 +1,23 @@
 /** The job files a sandbox workspace starts with: the same shape users write (DESIGN §4). */
 
+/**
+ * The refine step (DuckDB SQL over `source`, one raw hour): parse the raw event, derive its
+ * columns, and keep each event id once (a vendor re-export can repeat events). Shared by the
+ * sandbox's job file and by what the daily ETL seeded, so both layers are the same shape.
+ */
+export const REFINE_SQL = `select cast(event_id as bigint) as event_id,
+       cast(user_id as integer) as user_id,
+       lower(event_type) as event_type,
+       cast(event_time as timestamptz) as event_time,
+       cast(cast(event_time as timestamptz) as date) as event_date,
+       extract(hour from cast(event_time as timestamptz))::integer as event_hour,
+       cast(amount as decimal(12,2)) as amount,
+       coalesce(cast(amount as decimal(12,2)), 0) > 0 as is_revenue
+  from source
+ where cast(event_time as timestamptz) >= :partition_start and cast(event_time as timestamptz) < :partition_end
+qualify row_number() over (partition by event_id order by event_time) = 1
+ order by event_id`;
+
 export const SANDBOX_JOBS: Record<string, string> = {
   'order-daily-mart': `# Daily orders and paid amount per customer (DESIGN.md §4's example).
 name: order-daily-mart
@@ -97,8 +115,9 @@ validation:
     source: select count(*) as records from app_events where event_time >= :partition_start and event_time < :partition_end
     target: records
 `,
-  'raw-events-refined': `# Refines recovered raw hours from the backfill prefix into the refined layer, one hour at a
-# time, out of the daily ETL's way.
+  'raw-events-refined': `# Refines recovered raw hours from the backfill prefix into the refined layer (Parquet), one
+# hour at a time, out of the daily ETL's way: the same SQL the daily ETL runs — parse the raw
+# event, derive its columns, keep each event id once.
 name: raw-events-refined
 unit: hour
 timezone: UTC
@@ -110,15 +129,24 @@ source:
   kind: s3
   connection: lake
   path: "events-backfill/events-backfill_{date}_{hour}"
+  query: |
+${REFINE_SQL.split('\n')
+  .map((l) => `    ${l}`)
+  .join('\n')}
 target:
   kind: s3
   connection: lake
   path: "refined/event/dt={date}/hour={hour}/"
+  format: parquet
+  parquet: { codec: zstd }
 write_mode: overwrite-partition
 validation:
-  - name: records carried over
-    source: records
+  - name: one refined row per raw event id
+    source: select count(distinct event_id) as records from source
     target: records
+  - name: amounts carried over
+    source: select sum(cast(amount as decimal(12,2))) as amount from (select distinct event_id, amount from source)
+    target: select sum(amount) as amount from target
 `,
 };
 

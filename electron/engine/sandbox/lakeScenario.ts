@@ -1,10 +1,19 @@
 /**
  * Scenario 3: hours of raw events missing from the lake (seed 000's Amplitude gap). The raw
- * hourly exports for two hours never arrived, so the refined layer has a hole. The trainee
- * re-exports them — into the backfill prefix, not the automated one the daily ETL reads — and
- * refines them hour by hour. "Fixed" is checked object by object and event by event.
+ * hourly exports for two hours never arrived, so the refined layer (Parquet, made by a SQL
+ * refine step) has a hole. The trainee re-exports them — into the backfill prefix, not the
+ * automated one the daily ETL reads — and refines them hour by hour. "Fixed" is checked object
+ * by object and row by row: each refined row equals the source event, derived columns included.
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
+import { LakeSession } from '../targets/s3/lakeSession.ts';
+import { readerSql, DEFAULT_CSV } from '../targets/s3/lakeSql.ts';
+import { stageObjects } from '../targets/s3/stage.ts';
+import { REFINE_SQL } from './jobs.ts';
 import { query } from '../targets/postgres/connect.ts';
 import type { S3Bucket } from '../targets/s3/bucket.ts';
 import { parseManifest } from '../targets/s3/manifest.ts';
@@ -28,7 +37,7 @@ function seededKeys(): { raw: string[]; refined: string[] } {
   const present = HOURS.filter((h) => !MISSING.includes(h));
   return {
     raw: present.flatMap((h) => [`${raw(h)}#0.json.gz`, manifestKeyOf(raw(h))]),
-    refined: present.flatMap((h) => [`${refined(h)}part-00000.json.gz`, `${refined(h)}_SUCCESS`]),
+    refined: present.flatMap((h) => [`${refined(h)}part-00000.parquet`, `${refined(h)}_SUCCESS`]),
   };
 }
 
@@ -54,9 +63,82 @@ async function inject({ client, lake }: { client: PgClient; lake: S3Bucket | nul
     // the vendor's hourly export, then what the daily ETL made of it
     await lake.put(`${raw(h)}#0.json.gz`, body, 'application/gzip');
     await lake.put(manifestKeyOf(raw(h)), Buffer.alloc(0), 'text/plain');
-    await lake.put(`${refined(h)}part-00000.json.gz`, body, 'application/gzip');
+    await lake.put(`${refined(h)}part-00000.parquet`, await refineHour(body, h), 'application/vnd.apache.parquet');
     await lake.put(`${refined(h)}_SUCCESS`, Buffer.alloc(0), 'text/plain');
   }
+}
+
+const JSONL = {
+  format: 'jsonl' as const,
+  compression: 'gzip' as const,
+  csv: DEFAULT_CSV,
+  parquet: { codec: 'zstd' as const, rowGroupSize: 122_880 },
+};
+const PARQUET = { ...JSONL, format: 'parquet' as const, compression: undefined };
+
+/** What the daily ETL made of one raw hour: the refine job's own SQL, as Parquet. */
+async function refineHour(rawGzip: Buffer, hour: string): Promise<Buffer> {
+  const dir = mkdtempSync(join(tmpdir(), 'bfr-sandbox-refine-'));
+  const session = await LakeSession.open(dir, 'UTC');
+  try {
+    writeFileSync(join(dir, 'raw.json.gz'), rawGzip);
+    await session.view('source', readerSql([join(dir, 'raw.json.gz')], JSONL));
+    const start = `${DAY}T${hour}:00:00Z`;
+    const values = { partition_start: start, partition_end: new Date(Date.parse(start) + 3_600_000).toISOString(), run_id: 'daily-etl' };
+    const select = await session.userSelect(REFINE_SQL, 'refine', values);
+    await session.copyUserSelect(select, join(dir, 'out.parquet'), 'FORMAT parquet, COMPRESSION zstd', 'refine', REFINE_SQL);
+    return await readFile(join(dir, 'out.parquet'));
+  } finally {
+    session.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface RefinedRow {
+  event_id: string;
+  event_type: string;
+  amount: string;
+  event_date: string;
+  event_hour: string;
+}
+
+/** The refined rows of a published partition, read from the Parquet objects its manifest lists. */
+async function refinedRows(lake: S3Bucket, stem: string): Promise<RefinedRow[] | null> {
+  const manifest = parseManifest((await lake.getText(manifestKeyOf(stem))) ?? '');
+  if (!manifest) return null;
+  const dir = mkdtempSync(join(tmpdir(), 'bfr-sandbox-check-'));
+  const session = await LakeSession.open(dir, 'UTC');
+  try {
+    const staged = await stageObjects(lake, manifest.objects, join(dir, 'target'));
+    if (staged.length === 0) return [];
+    await session.view(
+      'target',
+      readerSql(
+        staged.map((o) => o.file),
+        PARQUET,
+      ),
+    );
+    return (await session.rows(
+      `SELECT CAST(event_id AS VARCHAR) AS event_id, event_type, CAST(amount AS VARCHAR) AS amount, CAST(event_date AS VARCHAR) AS event_date, CAST(event_hour AS VARCHAR) AS event_hour FROM target ORDER BY event_id`,
+    )) as unknown as RefinedRow[];
+  } finally {
+    session.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** What each refined row of an hour must be, from the source events. */
+async function expectedRows(client: PgClient, hour: string): Promise<RefinedRow[]> {
+  const from = `${DAY}T${hour}:00:00Z`;
+  const r = await query<RefinedRow>(
+    client,
+    `SELECT event_id::text AS event_id, lower(event_type) AS event_type, amount::text AS amount,
+            to_char(event_time AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS event_date, extract(hour FROM event_time AT TIME ZONE 'UTC')::int::text AS event_hour
+       FROM app_events WHERE event_time >= CAST(:from AS timestamptz) AND event_time < CAST(:from AS timestamptz) + interval '1 hour'
+      ORDER BY event_id::text`,
+    { from },
+  );
+  return r.rows;
 }
 
 /** The event ids in a published partition, read from the objects its manifest lists. */
@@ -107,19 +189,31 @@ async function check({ client, lake, store, since }: Parameters<Scenario['check'
               : `nothing published under ${lake.url(recovered(h))}…: run raw-events-recover with target.path in the backfill prefix`,
           },
     );
-    const out = await publishedIds(lake, refined(h));
-    const got = new Set(out?.ids ?? []);
-    const missing = expected.ids.filter((id) => !got.has(id)).length;
-    const doubled = (out?.ids.length ?? 0) - got.size;
-    const ok = out !== null && missing === 0 && doubled === 0 && got.size === expected.ids.length;
+    const out = await refinedRows(lake, refined(h));
+    const want = await expectedRows(client, h);
+    const got = new Map((out ?? []).map((r) => [r.event_id, r]));
+    const missing = want.filter((r) => !got.has(r.event_id)).length;
+    const doubled = (out?.length ?? 0) - got.size;
+    const wrong = want.filter((r) => {
+      const g = got.get(r.event_id);
+      return (
+        g !== undefined &&
+        (g.event_type !== r.event_type ||
+          Number(g.amount ?? 0) !== Number(r.amount ?? 0) ||
+          g.event_date !== r.event_date ||
+          g.event_hour !== r.event_hour)
+      );
+    }).length;
+    const extra = got.size - (want.length - missing);
+    const ok = out !== null && missing === 0 && doubled === 0 && wrong === 0 && extra === 0;
     checks.push({
-      name: `refined hour ${h} holds each event exactly once`,
+      name: `refined hour ${h} holds each event exactly once, refined`,
       ok,
       detail: ok
-        ? `${got.size} events, none missing, none twice`
+        ? `${got.size} refined rows, none missing, none twice, each equal to its source event`
         : out === null
           ? `no published partition under ${lake.url(refined(h))}: run raw-events-refined over the recovered hours`
-          : `${missing} event(s) missing, ${doubled} twice, ${got.size - (expected.ids.length - missing)} not in the source`,
+          : `${missing} event(s) missing, ${doubled} twice, ${extra} not in the source, ${wrong} with a wrong value`,
     });
   }
   const seeded = seededKeys();

@@ -9,11 +9,38 @@ import { s3Sdk, storageSdk } from './sdk.ts';
 import { mapLimit } from './concurrency.ts';
 import { describeS3Error, isNotFound, s3ErrorCode } from './errors.ts';
 import { s3Url } from './paths.ts';
+import { InputError } from '../../../../shared/errors.ts';
+import { s3KeyProblem } from '../../../../shared/s3Keys.ts';
 
 export interface ListedObject {
   key: string;
   size: number;
   etag: string;
+  /** ISO time */
+  lastModified?: string;
+}
+
+/** Tags and metadata an object is written with (S3 allows 10 tags; S3 keeps them across CopyObject). */
+export interface ObjectLabelsArg {
+  tags?: Record<string, string>;
+  metadata?: Record<string, string>;
+}
+
+/** Small objects read whole (manifests, markers, snapshot manifests): anything larger is not one of ours. */
+export const MAX_TEXT_OBJECT_BYTES = 64 * 1024 * 1024;
+
+/** The last guard before a request: a key no layer rewrites (shared/s3Keys.ts), or a refusal. */
+export function checkedKey(key: string): string {
+  const problem = s3KeyProblem(key);
+  if (problem !== undefined) throw new InputError(`the S3 key ${JSON.stringify(key)} ${problem}`, { value: key });
+  return key;
+}
+
+/** `source=backfill&run_id=…`: the x-amz-tagging header's form. */
+export function taggingHeader(tags: Record<string, string>): string {
+  return Object.entries(tags)
+    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`)
+    .join('&');
 }
 
 /** S3's floor for a part is 5 MiB; 8 MiB parts keep an upload of 10,000 parts at 80 GB. */
@@ -74,7 +101,13 @@ export class S3Bucket {
         new (s3Sdk().ListObjectsV2Command)({ Bucket: this.name, Prefix: prefix, ContinuationToken: token }),
       );
       for (const o of page.Contents ?? []) {
-        if (o.Key !== undefined) yield { key: o.Key, size: o.Size ?? 0, etag: o.ETag ?? '' };
+        if (o.Key !== undefined)
+          yield {
+            key: o.Key,
+            size: o.Size ?? 0,
+            etag: o.ETag ?? '',
+            ...(o.LastModified ? { lastModified: o.LastModified.toISOString() } : {}),
+          };
       }
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
@@ -102,10 +135,17 @@ export class S3Bucket {
     return r.Body as Readable;
   }
 
-  /** A small object's text, or null when it does not exist. */
+  /** A small object's text, or null when it does not exist. Refuses one over MAX_TEXT_OBJECT_BYTES unread. */
   async getText(key: string): Promise<string | null> {
     try {
       const r = await this.client.send(new (s3Sdk().GetObjectCommand)({ Bucket: this.name, Key: key }));
+      if ((r.ContentLength ?? 0) > MAX_TEXT_OBJECT_BYTES) {
+        (r.Body as Readable | undefined)?.destroy();
+        throw new InputError(
+          `${this.url(key)} holds ${r.ContentLength} bytes, more than the ${MAX_TEXT_OBJECT_BYTES} a manifest or marker may: it is not one of ours`,
+          { value: key },
+        );
+      }
       return (await r.Body?.transformToString('utf8')) ?? '';
     } catch (err) {
       if (isNotFound(err)) return null;
@@ -113,8 +153,43 @@ export class S3Bucket {
     }
   }
 
-  async put(key: string, body: string | Buffer, contentType = 'application/json'): Promise<void> {
-    await this.client.send(new (s3Sdk().PutObjectCommand)({ Bucket: this.name, Key: key, Body: body, ContentType: contentType }));
+  async put(key: string, body: string | Buffer, contentType = 'application/json', labels: ObjectLabelsArg = {}): Promise<void> {
+    await this.client.send(
+      new (s3Sdk().PutObjectCommand)({
+        Bucket: this.name,
+        Key: checkedKey(key),
+        Body: body,
+        ContentType: contentType,
+        ...(labels.tags ? { Tagging: taggingHeader(labels.tags) } : {}),
+        ...(labels.metadata ? { Metadata: labels.metadata } : {}),
+      }),
+    );
+  }
+
+  async putTags(key: string, tags: Record<string, string>): Promise<void> {
+    await this.client.send(
+      new (s3Sdk().PutObjectTaggingCommand)({
+        Bucket: this.name,
+        Key: checkedKey(key),
+        Tagging: { TagSet: Object.entries(tags).map(([Key, Value]) => ({ Key, Value })) },
+      }),
+    );
+  }
+
+  async getTags(key: string): Promise<Record<string, string>> {
+    const r = await this.client.send(new (s3Sdk().GetObjectTaggingCommand)({ Bucket: this.name, Key: key }));
+    return Object.fromEntries((r.TagSet ?? []).map((t) => [t.Key ?? '', t.Value ?? '']));
+  }
+
+  /** User metadata (x-amz-meta-*), or null when the object does not exist. */
+  async getMetadata(key: string): Promise<Record<string, string> | null> {
+    try {
+      const r = await this.client.send(new (s3Sdk().HeadObjectCommand)({ Bucket: this.name, Key: key }));
+      return r.Metadata ?? {};
+    } catch (err) {
+      if (isNotFound(err)) return null;
+      throw err;
+    }
   }
 
   /**
@@ -130,7 +205,9 @@ export class S3Bucket {
     contentType: string,
     onUploadId: UploadListener,
     signal?: AbortSignal,
+    labels: ObjectLabelsArg = {},
   ): Promise<void> {
+    checkedKey(key);
     const partSize = Math.max(PART_SIZE, Math.ceil(size / 9000));
     this.uploadListeners.set(key, onUploadId);
     try {
@@ -142,6 +219,9 @@ export class S3Bucket {
           Body: createReadStream(file, { highWaterMark: 1024 * 1024 }),
           ContentType: contentType,
           ContentLength: size,
+          // on the PUT, or on CreateMultipartUpload: the object carries them from its first instant
+          ...(labels.tags ? { Tagging: taggingHeader(labels.tags) } : {}),
+          ...(labels.metadata ? { Metadata: labels.metadata } : {}),
         },
         partSize,
         // lib-storage holds queueSize parts in memory: 4 × 8 MiB bounds an upload at 32 MiB
@@ -160,9 +240,14 @@ export class S3Bucket {
     }
   }
 
+  /** A server-side copy: S3 keeps the object's metadata and tags (the default COPY directives). */
   async copy(fromKey: string, toKey: string): Promise<void> {
     await this.client.send(
-      new (s3Sdk().CopyObjectCommand)({ Bucket: this.name, Key: toKey, CopySource: `${this.name}/${encodeCopySource(fromKey)}` }),
+      new (s3Sdk().CopyObjectCommand)({
+        Bucket: this.name,
+        Key: checkedKey(toKey),
+        CopySource: `${this.name}/${encodeCopySource(fromKey)}`,
+      }),
     );
   }
 
@@ -172,6 +257,7 @@ export class S3Bucket {
 
   /** Deletes in batches of 1,000; a key that is already gone is not an error. */
   async deleteKeys(keys: readonly string[]): Promise<void> {
+    keys.forEach(checkedKey);
     const batches: string[][] = [];
     for (let i = 0; i < keys.length; i += DELETE_BATCH) batches.push(keys.slice(i, i + DELETE_BATCH));
     await mapLimit(batches, Math.min(4, this.concurrency), async (batch) => {

@@ -57,7 +57,7 @@ export function openS3Target(config: Config, job: Job, writeMode: WriteMode, opt
     const bucket = openBucket(config, target.connection, 'target.connection', opts.env);
     let records: RecordSource;
     if (source.kind === 's3')
-      records = new S3RecordSource(openBucket(config, source.connection, 'source.connection', opts.env), source, job.unit);
+      records = new S3RecordSource(openBucket(config, source.connection, 'source.connection', opts.env), source, job.unit, job.timezone);
     else {
       const pg = opts.postgres(source.connection, 'source.connection');
       records = new PostgresRecordSource(
@@ -82,7 +82,7 @@ export function openS3Target(config: Config, job: Job, writeMode: WriteMode, opt
     spec: target,
     writeMode,
     pool: new ClientPool(pg.connection, pg.password, job.timezone, backfillApplicationName(job.name)),
-    source: new S3RecordSource(openBucket(config, source.connection, 'source.connection', opts.env), source, job.unit),
+    source: new S3RecordSource(openBucket(config, source.connection, 'source.connection', opts.env), source, job.unit, job.timezone),
     role: roleOf(pg.connection.url),
     targetName: pg.name,
   });

@@ -5,7 +5,7 @@
  * whatever the partition's size.
  */
 import { createHash } from 'node:crypto';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Transform, type Writable } from 'node:stream';
@@ -17,22 +17,35 @@ import type { S3Bucket } from './bucket.ts';
 import type { ManifestObject } from './manifest.ts';
 import { dataObjectKey } from './paths.ts';
 
-export interface WriterOptions {
+/** What every object a backfill writes carries: tags (source=backfill, run_id, plan_hash) and metadata. */
+export interface ObjectLabels {
+  tags: Record<string, string>;
+  metadata: Record<string, string>;
+}
+
+export interface UploadOptions {
   bucket: S3Bucket;
   stem: string;
-  gzip: boolean;
-  recordsPerObject: number;
+  labels: ObjectLabels;
   /** Called before an object is written (the ledger records it first). */
   beforeWrite(key: string): void;
   /** Called with a multipart upload's id as soon as S3 hands it out. */
   onUploadId(key: string, uploadId: string): void;
   signal: AbortSignal;
+  /** Keep the local files (for validation rules that read the output); the caller removes `dir`. */
+  keepIn?: string;
+}
+
+export interface WriterOptions extends UploadOptions {
+  gzip: boolean;
+  recordsPerObject: number;
 }
 
 const CHUNK_BYTES = 256 * 1024;
 
 export async function writeObjects(records: AsyncIterable<string>, opts: WriterOptions): Promise<ManifestObject[]> {
-  const dir = mkdtempSync(join(tmpdir(), 'bfr-s3-'));
+  const dir = opts.keepIn ?? mkdtempSync(join(tmpdir(), 'bfr-s3-'));
+  mkdirSync(dir, { recursive: true });
   const written: ManifestObject[] = [];
   try {
     let part: Spool | undefined;
@@ -47,7 +60,8 @@ export async function writeObjects(records: AsyncIterable<string>, opts: WriterO
       if (!part) return;
       await flush();
       const spooled = await part.close();
-      written.push(await upload(spooled, written.length, opts));
+      const ext = opts.gzip ? 'json.gz' : 'json';
+      written.push(await uploadObject(spooled, written.length, ext, opts.gzip ? 'application/gzip' : 'application/x-ndjson', opts));
       part = undefined;
     };
     for await (const record of records) {
@@ -62,11 +76,11 @@ export async function writeObjects(records: AsyncIterable<string>, opts: WriterO
     await finishPart();
     return written;
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (opts.keepIn === undefined) rmSync(dir, { recursive: true, force: true });
   }
 }
 
-interface Spooled {
+export interface Spooled {
   file: string;
   size: number;
   sha256: string;
@@ -115,22 +129,35 @@ class Spool {
   }
 }
 
-async function upload(spooled: Spooled, index: number, opts: WriterOptions): Promise<ManifestObject> {
-  const key = dataObjectKey(opts.stem, index, spooled.sha256, opts.gzip);
+/** A local file's size and sha256, read as a stream. */
+export async function hashFile(file: string, records: number): Promise<Spooled> {
+  const hash = createHash('sha256');
+  for await (const chunk of createReadStream(file, { highWaterMark: 1024 * 1024 })) hash.update(chunk as Buffer);
+  return { file, size: statSync(file).size, sha256: hash.digest('hex'), records };
+}
+
+/** Uploads one local object under its content name, tagged and labelled; returns its manifest entry. */
+export async function uploadObject(
+  spooled: Spooled,
+  index: number,
+  ext: string,
+  contentType: string,
+  opts: UploadOptions,
+): Promise<ManifestObject & { file: string }> {
+  const key = dataObjectKey(opts.stem, index, spooled.sha256, ext);
   opts.beforeWrite(key);
   // The name is the content: an object already there under it (a rerun of the same
-  // records) holds these very bytes.
+  // records) holds these very bytes; it is relabelled as this run's.
   const existing = await opts.bucket.head(key);
+  const metadata = { ...opts.labels.metadata, records: String(spooled.records) };
   if (existing?.size !== spooled.size) {
-    await opts.bucket.uploadFile(
-      key,
-      spooled.file,
-      spooled.size,
-      opts.gzip ? 'application/gzip' : 'application/x-ndjson',
-      (id) => opts.onUploadId(key, id),
-      opts.signal,
-    );
+    await opts.bucket.uploadFile(key, spooled.file, spooled.size, contentType, (id) => opts.onUploadId(key, id), opts.signal, {
+      tags: opts.labels.tags,
+      metadata,
+    });
+  } else {
+    await opts.bucket.putTags(key, opts.labels.tags);
   }
-  rmSync(spooled.file, { force: true });
-  return { key, size: spooled.size, sha256: spooled.sha256, records: spooled.records };
+  if (opts.keepIn === undefined) rmSync(spooled.file, { force: true });
+  return { key, size: spooled.size, sha256: spooled.sha256, records: spooled.records, file: spooled.file };
 }

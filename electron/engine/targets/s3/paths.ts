@@ -9,7 +9,9 @@
  * Snapshots live outside every data prefix, at `_snapshots/<run id>/<original key>`, so no
  * reader that lists a data prefix ever sees them.
  */
+import { InputError } from '../../../../shared/errors.ts';
 import { literalHead, S3_PLACEHOLDERS, templatePlaceholders, type S3Placeholder, type Unit } from '../../../../shared/schemas.ts';
+import { s3KeyProblem } from '../../../../shared/s3Keys.ts';
 
 export const MANIFEST_SUFFIX = '_complete';
 export const SNAPSHOT_ROOT = '_snapshots/';
@@ -27,18 +29,31 @@ export function placeholderValues(partitionKey: string, unit: Unit): Record<S3Pl
   const [, y, mo, d, h, repeat] = m;
   const suffix = repeat ?? '';
   const date = `${y}-${mo}-${d ?? '01'}`;
+  const finest = (u: Unit): string => (unit === u ? suffix : '');
   return {
     date: unit === 'hour' ? date : `${date}${suffix}`,
     hour: unit === 'hour' ? `${h ?? '00'}${suffix}` : '',
     partition: partitionKey,
+    yyyy: y ?? '',
+    mm: `${mo ?? ''}${finest('month')}`,
+    dd: `${d ?? '01'}${finest('day')}`,
+    hh: unit === 'hour' ? `${h ?? '00'}${suffix}` : '',
   };
 }
 
-export function renderPath(template: string, partitionKey: string, unit: Unit): string {
+/**
+ * The key stem of one partition. The rendered key is checked once more as a whole (the
+ * template was checked when the job was read): every prefix comparison after this one —
+ * the daily-ETL guard, listings, tidy — compares normalised keys.
+ */
+export function renderPath(template: string, partitionKey: string, unit: Unit, field = 'path'): string {
   const values = placeholderValues(partitionKey, unit);
-  return template.replace(/\{([^{}]*)\}/g, (whole, name: string) =>
+  const key = template.replace(/\{([^{}]*)\}/g, (whole, name: string) =>
     (S3_PLACEHOLDERS as readonly string[]).includes(name) ? values[name as S3Placeholder] : whole,
   );
+  const problem = s3KeyProblem(key);
+  if (problem !== undefined) throw new InputError(`${field}: the key ${JSON.stringify(key)} ${problem}`, { field, value: template });
+  return key;
 }
 
 export function manifestKeyOf(stem: string): string {
@@ -62,8 +77,8 @@ export function isDataKey(stem: string, key: string): boolean {
  * writes the same records writes the same keys, and new content never overwrites an object an
  * existing manifest lists (so a reader following that manifest keeps reading what it listed).
  */
-export function dataObjectKey(stem: string, index: number, sha256: string, gzip: boolean): string {
-  const name = `${index}.${sha256.slice(0, 16)}.${gzip ? 'json.gz' : 'json'}`;
+export function dataObjectKey(stem: string, index: number, sha256: string, ext: string): string {
+  const name = `${index}.${sha256.slice(0, 16)}.${ext}`;
   return stem.endsWith('/') ? `${stem}part-${name}` : `${stem}#${name}`;
 }
 

@@ -6,6 +6,11 @@
  * order is not guaranteed, and a rerun must write byte-identical objects (same keys, same
  * checksums); sorting by the whole row makes the output depend on the content alone.
  */
+import { createWriteStream } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Partition } from '../../../../shared/partitions.ts';
 import type { Measures } from '../../executor/types.ts';
 import type { PgClient } from '../postgres/connect.ts';
@@ -14,11 +19,15 @@ import { prepareCopySource, setCopyParameters, type CopySource } from '../postgr
 import { classifyPgError } from '../postgres/errors.ts';
 import type { ClientPool } from '../postgres/pool.ts';
 import { measureSourceSql, sourceAsTable } from '../postgres/statements.ts';
+import type { LakeSession, PartitionValues } from './lakeSession.ts';
+import { duckTypeOfPg, readerSql, DEFAULT_CSV } from './lakeSql.ts';
 import { lines } from './records.ts';
-import type { RecordSource, RecordStream, SourceCounts } from './sources.ts';
+import type { LakeRelation, RecordSource, RecordStream, SourceCounts } from './sources.ts';
 
 export class PostgresRecordSource implements RecordSource {
   private copySource: CopySource | undefined;
+  /** The query's columns as DuckDB types: JSON Lines written from its rows read back exactly. */
+  private columns: { name: string; type: string }[] = [];
 
   constructor(
     private readonly pool: ClientPool,
@@ -30,6 +39,54 @@ export class PostgresRecordSource implements RecordSource {
     if (this.copySource) return;
     const ordered = `SELECT j FROM (SELECT row_to_json(q)::text COLLATE "C" AS j FROM ${sourceAsTable(this.sourceQuery).replace(/AS src$/, 'AS q')}) AS s ORDER BY j`;
     this.copySource = await this.withClient((c) => prepareCopySource(c, ordered, 'src.j'));
+    this.columns = await this.readOnly(async (c) => {
+      const probe = await query(
+        c,
+        `SELECT * FROM ${sourceAsTable(this.sourceQuery)} LIMIT 0`,
+        params({ key: '', start: '1970-01-01T00:00:00Z', end: '1970-01-01T00:00:00Z' }),
+      );
+      const types = await query<{ t: string }>(
+        c,
+        'SELECT format_type(f.oid, f.mod) AS t FROM unnest(CAST(:oids AS oid[]), CAST(:mods AS int[])) WITH ORDINALITY AS f(oid, mod, n) ORDER BY f.n',
+        {
+          oids: `{${probe.fields.map((f) => f.dataTypeID).join(',')}}`,
+          mods: `{${probe.fields.map((f) => f.dataTypeModifier).join(',')}}`,
+        },
+      );
+      return probe.fields.map((f, i) => ({ name: f.name, type: duckTypeOfPg(types.rows[i]?.t ?? 'text') }));
+    });
+  }
+
+  /** The partition's rows spooled as JSON Lines into the session's folder, read back with their types. */
+  async lakeRelation(partition: Partition, session: LakeSession, _values: PartitionValues, signal: AbortSignal): Promise<LakeRelation> {
+    const stream = await this.open(partition, signal);
+    const dir = join(session.dir, 'source');
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, 'rows.json');
+    await pipeline(
+      Readable.from(
+        (async function* () {
+          let batch = '';
+          for await (const line of stream.records) {
+            batch += `${line}\n`;
+            if (batch.length >= 256 * 1024) {
+              yield batch;
+              batch = '';
+            }
+          }
+          if (batch !== '') yield batch;
+        })(),
+      ),
+      createWriteStream(file),
+    );
+    const enc = {
+      format: 'jsonl' as const,
+      compression: 'none' as const,
+      csv: DEFAULT_CSV,
+      parquet: { codec: 'zstd' as const, rowGroupSize: 122_880 },
+    };
+    await session.view('source', readerSql([file], enc, this.columns));
+    return { select: { table: '(SELECT * FROM source)', values: [] }, counts: { objects: null, bytes: null } };
   }
 
   open(partition: Partition, signal: AbortSignal): Promise<RecordStream> {

@@ -37,9 +37,15 @@ import {
   type ManifestObject,
   type PartitionManifest,
 } from './manifest.ts';
-import { writeObjects } from './partWriter.ts';
+import type { ObjectLabels } from './partWriter.ts';
 import { belongsTo, manifestKeyOf } from './paths.ts';
-import type { RecordStream } from './sources.ts';
+import type { SourceCounts } from './sources.ts';
+
+/** What a writer must call around each object it writes: the ledger hears of it first. */
+export interface WriteHooks {
+  beforeWrite(key: string): void;
+  onUploadId(key: string, uploadId: string): void;
+}
 
 export interface PublishRequest {
   bucket: S3Bucket;
@@ -49,12 +55,13 @@ export interface PublishRequest {
   runId: string;
   planHash: string;
   attempt: number;
-  gzip: boolean;
-  recordsPerObject: number;
   signal: AbortSignal;
-  source: RecordStream;
+  /** tags and metadata of every object written, the manifest included */
+  labels: ObjectLabels;
+  /** Step 2: writes the data objects through `hooks`; returns them and what was read. */
+  write(hooks: WriteHooks): Promise<{ objects: ManifestObject[]; counts: SourceCounts }>;
   /** Step 3: throws PartitionValidationError when the partition must not be published. */
-  validate(objects: ManifestObject[], counts: ReturnType<RecordStream['counts']>): Promise<PartitionWriteResult>;
+  validate(objects: ManifestObject[], counts: SourceCounts): Promise<PartitionWriteResult>;
   onValidated(result: PartitionWriteResult): void;
 }
 
@@ -68,16 +75,10 @@ export async function publishPartition(req: PublishRequest): Promise<{ result: P
   try {
     await cleanupPartition(bucket, ledger, stem);
     const before = (await bucket.listAll(stem)).filter((o) => belongsTo(stem, o.key)).map((o) => o.key);
-    const objects = await writeObjects(req.source.records, {
-      bucket,
-      stem,
-      gzip: req.gzip,
-      recordsPerObject: req.recordsPerObject,
-      signal: req.signal,
+    const { objects, counts } = await req.write({
       beforeWrite: (key) => ledger.recordObject(runId, partition.key, bucket.name, stem, key),
       onUploadId: (key, id) => ledger.recordUpload(runId, partition.key, bucket.name, stem, key, id),
     });
-    const counts = req.source.counts();
     const result = await req.validate(objects, counts);
     req.onValidated(result);
     if (req.signal.aborted) throw new AbortedError();
@@ -95,11 +96,11 @@ export async function publishPartition(req: PublishRequest): Promise<{ result: P
       records: objects.reduce((n, o) => n + o.records, 0),
       bytes: objects.reduce((n, o) => n + o.size, 0),
       checksum: partitionChecksum(objects),
-      objects,
+      objects: objects.map((o) => ({ key: o.key, size: o.size, sha256: o.sha256, records: o.records })),
       source: { records: counts.records, objects: counts.objects, bytes: counts.bytes },
       published_at: new Date().toISOString(),
     };
-    await bucket.put(manifestKey, serializeManifest(manifest));
+    await bucket.put(manifestKey, serializeManifest(manifest), 'application/json', req.labels);
     await cleanupPartition(bucket, ledger, stem);
     return { result, manifest };
   } catch (err) {

@@ -2,6 +2,9 @@
  * An S3 partition as a partition target, fed by a Postgres query or by another S3 location:
  * publishPartition (publish.ts) is its atomic step, its manifests are its markers.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Partition } from '../../../../shared/partitions.ts';
 import type { Job, S3Target, WriteMode } from '../../../../shared/schemas.ts';
 import { InputError } from '../../../../shared/errors.ts';
@@ -24,7 +27,22 @@ import type { S3Ledger } from './ledger.ts';
 import { markOf, parseManifest, partitionChecksum, type ManifestObject, type PartitionManifest } from './manifest.ts';
 import { belongsTo, manifestKeyOf, renderPath } from './paths.ts';
 import { cleanupAbandoned, publishPartition } from './publish.ts';
-import { checkBucket, type RecordSource, type SourceCounts } from './sources.ts';
+import { checkBucket, partitionValues, S3RecordSource, type RecordSource, type SourceCounts } from './sources.ts';
+import { targetEncoding } from './formats.ts';
+import { LakeSession } from './lakeSession.ts';
+import { readerSql, type Encoding } from './lakeSql.ts';
+import { writeLakeObjects } from './lakeWriter.ts';
+import { writeObjects, type ObjectLabels } from './partWriter.ts';
+import { stageObjects } from './stage.ts';
+import { S3_RULE_MEASURE } from '../../../../shared/schemas.ts';
+
+/** Tags every object a backfill writes carries (S3 allows ten): what `lake tidy` and a reader tell apart by. */
+export function backfillLabels(runId: string, planHash: string, partitionKey: string, job: string): ObjectLabels {
+  return {
+    tags: { source: 'backfill', run_id: runId, plan_hash: planHash },
+    metadata: { 'backfill-run-id': runId, 'backfill-plan-hash': planHash, 'backfill-partition': partitionKey, 'backfill-job': job },
+  };
+}
 
 export interface S3TargetOptions {
   job: Job;
@@ -39,13 +57,22 @@ export interface S3TargetOptions {
 export class S3PartitionTarget implements PartitionTarget {
   readonly label: string;
   private prepared: Promise<void> | undefined;
+  private readonly encoding: Encoding;
 
   constructor(private readonly options: S3TargetOptions) {
     this.label = `${options.bucket.url(options.spec.path)} on ${options.job.target.connection}`;
+    this.encoding = targetEncoding(options.spec);
   }
 
   private stemOf(partitionKey: string): string {
-    return renderPath(this.options.spec.path, partitionKey, this.options.job.unit);
+    return renderPath(this.options.spec.path, partitionKey, this.options.job.unit, 'target.path');
+  }
+
+  /** JSON Lines out, plain or gzip, from rows that stream as JSON Lines: Node writes them; else DuckDB. */
+  private async streamsThrough(partition: Partition): Promise<boolean> {
+    if (this.encoding.format !== 'jsonl' || this.encoding.compression === 'zstd') return false;
+    const { source } = this.options;
+    return source instanceof S3RecordSource ? source.streams(await source.objectsOf(partition)) : true;
   }
 
   prepare(): Promise<void> {
@@ -69,29 +96,80 @@ export class S3PartitionTarget implements PartitionTarget {
   }
 
   async writePartition(partition: Partition, ctx: WriteContext): Promise<PartitionWriteResult> {
-    const { ledger, bucket, spec } = this.options;
+    const { ledger, bucket, spec, job } = this.options;
     if (!ledger) throw new Error('an S3 target needs the local store to write (its ledger records every object before it is written)');
-    const source = await this.options.source.open(partition, ctx.signal);
-    const { result } = await publishPartition({
-      bucket,
-      ledger,
-      stem: this.stemOf(partition.key),
-      partition,
-      runId: ctx.runId,
-      planHash: ctx.planHash,
-      attempt: ctx.attempt,
-      gzip: spec.gzip,
-      recordsPerObject: spec.records_per_object,
-      signal: ctx.signal,
-      source,
-      validate: (objects, counts) => this.validate(partition, objects, counts),
-      onValidated: (r) => ctx.onValidated(r),
-    });
-    return result;
+    const stem = this.stemOf(partition.key);
+    const labels = backfillLabels(ctx.runId, ctx.planHash, partition.key, job.name);
+    // The partition's private folder: staged source objects, the objects before upload, DuckDB's spill.
+    const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
+    let session: LakeSession | undefined;
+    const lake = async (): Promise<LakeSession> => (session ??= await LakeSession.open(dir, job.timezone));
+    let outputs: { files: string[]; encoding: Encoding } = { files: [], encoding: this.encoding };
+    try {
+      const { result } = await publishPartition({
+        bucket,
+        ledger,
+        stem,
+        partition,
+        runId: ctx.runId,
+        planHash: ctx.planHash,
+        attempt: ctx.attempt,
+        signal: ctx.signal,
+        labels,
+        write: async (hooks) => {
+          const upload = { bucket, stem, labels, signal: ctx.signal, keepIn: join(dir, 'out'), ...hooks };
+          if (await this.streamsThrough(partition)) {
+            const stream = await this.options.source.open(partition, ctx.signal);
+            const gzip = this.encoding.compression === 'gzip';
+            const objects = await writeObjects(stream.records, { ...upload, gzip, recordsPerObject: spec.records_per_object });
+            outputs = { files: objects.map((o) => join(dir, 'out', `part-${objects.indexOf(o)}`)), encoding: this.encoding };
+            return { objects, counts: stream.counts() };
+          }
+          const session = await lake();
+          const relation = await this.options.source.lakeRelation(partition, session, partitionValues(partition, ctx.runId), ctx.signal);
+          const objects = await writeLakeObjects(
+            {
+              session,
+              select: relation.select,
+              encoding: this.encoding,
+              recordsPerObject: spec.records_per_object,
+              outDir: join(dir, 'out'),
+              field: 'source.query',
+              sql: job.source.kind === 's3' ? (job.source.query ?? '') : '',
+            },
+            upload,
+          );
+          outputs = { files: objects.map((o) => o.file), encoding: this.encoding };
+          return { objects, counts: { ...relation.counts, records: objects.reduce((n, o) => n + o.records, 0) } };
+        },
+        validate: async (objects, counts) =>
+          this.validate(partition, objects, counts, async () => {
+            const s = await lake();
+            await this.defineTarget(s, outputs.files, outputs.encoding);
+            return s;
+          }),
+        onValidated: (r) => ctx.onValidated(r),
+      });
+      return result;
+    } finally {
+      session?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
+  /** `target`: the partition's output files, for validation rules written in SQL. */
+  private async defineTarget(session: LakeSession, files: readonly string[], encoding: Encoding): Promise<void> {
+    if (files.length === 0) await session.view('target', '(SELECT NULL AS no_records WHERE false)');
+    else await session.view('target', readerSql(files, encoding));
   }
 
   /** Step 3 of the protocol: counts, sizes as stored, and the job's rules. */
-  private async validate(partition: Partition, objects: ManifestObject[], counts: SourceCounts): Promise<PartitionWriteResult> {
+  private async validate(
+    partition: Partition,
+    objects: ManifestObject[],
+    counts: SourceCounts,
+    targetLake: () => Promise<LakeSession>,
+  ): Promise<PartitionWriteResult> {
     const problems: string[] = [];
     const written = objects.reduce((n, o) => n + o.records, 0);
     if (written !== counts.records) problems.push(`read ${counts.records} records but wrote ${written}`);
@@ -100,7 +178,7 @@ export class S3PartitionTarget implements PartitionTarget {
       const size = stored[i]?.size;
       if (size !== o.size) problems.push(`${this.options.bucket.url(o.key)} holds ${size ?? 'nothing'} bytes, ${o.size} were written`);
     });
-    const checks = await this.runRules(partition, { records: written });
+    const checks = await this.runRules(partition, { records: written }, targetLake);
     problems.push(...checks.filter((c) => !c.ok).map(describeCheck));
     if (problems.length > 0)
       throw new PartitionValidationError(`partition ${partition.key} did not validate, nothing published: ${problems.join('; ')}`, checks);
@@ -117,13 +195,41 @@ export class S3PartitionTarget implements PartitionTarget {
     };
   }
 
-  private async runRules(partition: Partition, target: Measures): Promise<RuleCheck[]> {
+  /** Target sides: "records", or a read-only DuckDB SELECT over `target` (the partition's objects as written). */
+  private async runRules(partition: Partition, target: Measures, targetLake: () => Promise<LakeSession>): Promise<RuleCheck[]> {
     const checks: RuleCheck[] = [];
-    for (const rule of this.options.job.validation) {
+    for (const [i, rule] of this.options.job.validation.entries()) {
       const source = await this.options.source.ruleMeasures(rule.source, partition);
-      checks.push(compareMeasures(rule.name, source, target, rule.tolerance));
+      const measured =
+        rule.target.trim() === S3_RULE_MEASURE
+          ? target
+          : await (await targetLake()).measures(rule.target, `validation.${i}.target`, partitionValues(partition));
+      checks.push(compareMeasures(rule.name, source, measured, rule.tolerance));
     }
     return checks;
+  }
+
+  /** `target` over a published partition's objects, staged from S3, for reconcile. */
+  private async publishedLake<T>(manifest: PartitionManifest, fn: (lake: () => Promise<LakeSession>) => Promise<T>): Promise<T> {
+    const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
+    let session: LakeSession | undefined;
+    try {
+      return await fn(async () => {
+        if (session) return session;
+        session = await LakeSession.open(dir, this.options.job.timezone);
+        const staged = await stageObjects(this.options.bucket, manifest.objects, join(dir, 'target'));
+        for (const o of staged) session.name(o.file, this.options.bucket.url(o.key));
+        await this.defineTarget(
+          session,
+          staged.map((o) => o.file),
+          this.encoding,
+        );
+        return session;
+      });
+    } finally {
+      session?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   async measure(partition: Partition): Promise<DryRunRow> {
@@ -174,7 +280,7 @@ export class S3PartitionTarget implements PartitionTarget {
       const source = await this.options.source.measure(partition);
       if (source.records !== manifest.records)
         problems.push(`the source holds ${source.records} records, the manifest ${manifest.records}`);
-      checks.push(...(await this.runRules(partition, { records: manifest.records })));
+      checks.push(...(await this.publishedLake(manifest, (lake) => this.runRules(partition, { records: manifest.records }, lake))));
       problems.push(...checks.filter((c) => !c.ok).map(describeCheck));
     }
     return {

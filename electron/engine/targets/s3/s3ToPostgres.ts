@@ -124,7 +124,7 @@ export class S3ToPostgresTarget implements PartitionTarget {
       if (ctx.writeMode === 'overwrite-partition') await query(client, stmt.deletePartitionSql(shape), p);
       let rowsWritten = 0;
       if (counts.records > 0) {
-        const from = `(SELECT r.* FROM pg_temp.bf_json AS j CROSS JOIN LATERAL jsonb_populate_record(NULL::${this.table.quoted}, j.doc) AS r) AS src`;
+        const from = `(SELECT r.* FROM pg_temp.bf_json AS j CROSS JOIN LATERAL jsonb_populate_record(NULL::${this.table.quoted}, ${this.docOf(columns)}) AS r) AS src`;
         rowsWritten = (await query(client, stmt.insertSql(ctx.writeMode, shape, from), p)).rowCount;
       }
       const result = await this.validateInTransaction(client, partition, ctx, shape, rowsWritten, counts.records);
@@ -148,6 +148,19 @@ export class S3ToPostgresTarget implements PartitionTarget {
     } finally {
       this.options.pool.release(client, broken);
     }
+  }
+
+  /**
+   * The record as jsonb_populate_record reads it. CSV carries text only: a json or jsonb
+   * column's text is parsed as JSON (else the column would hold a JSON string, not the
+   * document); every other type is cast from its text by jsonb_populate_record itself.
+   */
+  private docOf(columns: readonly string[]): string {
+    if (this.options.source.encoding.format !== 'csv') return 'j.doc';
+    const docs = this.table.columns.filter((c) => columns.includes(c.name) && /^jsonb?$/.test(c.type));
+    if (docs.length === 0) return 'j.doc';
+    const parsed = docs.map((c) => `${literalOf(c.name)}, CAST(j.doc ->> ${literalOf(c.name)} AS jsonb)`).join(', ');
+    return `(j.doc || jsonb_build_object(${parsed}))`;
   }
 
   private async validateInTransaction(
@@ -297,4 +310,9 @@ async function* copyText(records: AsyncIterable<string>): AsyncGenerator<string>
     }
   }
   if (batch !== '') yield batch;
+}
+
+/** A column name as a SQL string literal (names come from the catalog, not the user). */
+function literalOf(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
 }

@@ -1,8 +1,13 @@
 /**
- * Where the records of a partition come from, as JSON Lines: the objects of an S3 partition,
- * or the rows of a Postgres query rendered by the server as JSON. Either way in an order that
- * depends only on the content, so a rerun writes byte-identical objects.
+ * Where the records of a partition come from: the objects of an S3 partition (any format, with
+ * or without a query), or the rows of a Postgres query rendered by the server as JSON. As JSON
+ * Lines for writers that stream them, or as DuckDB's relation `source` (lakeRelation) for
+ * writers that let DuckDB encode. In an order that depends only on the content where the
+ * format allows, so a rerun writes byte-identical objects.
  */
+import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Partition } from '../../../../shared/partitions.ts';
 import type { S3Source, Unit } from '../../../../shared/schemas.ts';
 import { InputError } from '../../../../shared/errors.ts';
@@ -10,8 +15,12 @@ import type { Measures } from '../../executor/types.ts';
 import type { S3Bucket } from './bucket.ts';
 import { describeS3Error, isNotFound } from './errors.ts';
 import { parseManifest } from './manifest.ts';
+import { sourceEncoding, streamsAsJsonLines } from './formats.ts';
+import { LakeSession, type PartitionValues } from './lakeSession.ts';
+import { readerSql, type Encoding } from './lakeSql.ts';
 import { isDataKey, manifestKeyOf, renderPath } from './paths.ts';
-import { readRecords, type ObjectRef, type ReadCounts } from './records.ts';
+import { lines, readRecords, type ObjectRef, type ReadCounts } from './records.ts';
+import { checkPartitionSize, stageObjects } from './stage.ts';
 
 export interface SourceCounts {
   records: number;
@@ -26,8 +35,17 @@ export interface RecordStream {
   counts(): SourceCounts;
 }
 
+/** The partition as DuckDB's relation `source`, with the SELECT whose rows are the partition's records. */
+export interface LakeRelation {
+  select: { table: string; values: string[] };
+  /** the source's objects and bytes (null for Postgres); records are counted by whoever runs `select` */
+  counts: Omit<SourceCounts, 'records'>;
+}
+
 export interface RecordSource {
   readonly label: string;
+  /** Defines `source` in `session` over this partition (staging what it must into session.dir). */
+  lakeRelation(partition: Partition, session: LakeSession, values: PartitionValues, signal: AbortSignal): Promise<LakeRelation>;
   prepare(): Promise<void>;
   open(partition: Partition, signal: AbortSignal): Promise<RecordStream>;
   /** Read-only: what `open` would yield, counted. */
@@ -46,13 +64,97 @@ export class IncompletePartitionError extends Error {
 /** The objects of an S3 partition: those its manifest lists, or (no manifest of ours) those listed under its stem. */
 export class S3RecordSource implements RecordSource {
   readonly label: string;
+  readonly encoding: Encoding;
 
   constructor(
     private readonly bucket: S3Bucket,
     private readonly spec: S3Source,
     private readonly unit: Unit,
+    private readonly timezone = 'UTC',
   ) {
     this.label = bucket.url(spec.path);
+    this.encoding = sourceEncoding(spec);
+  }
+
+  /** True when this partition's records stream through Node as they are (JSON Lines, gzip or plain, no query). */
+  streams(objects: readonly ObjectRef[]): boolean {
+    return (
+      this.spec.query === undefined &&
+      streamsAsJsonLines(
+        this.encoding,
+        objects.map((o) => o.key),
+      )
+    );
+  }
+
+  async lakeRelation(partition: Partition, session: LakeSession, values: PartitionValues, signal: AbortSignal): Promise<LakeRelation> {
+    const objects = await this.objectsOf(partition);
+    const staged = await stageObjects(this.bucket, objects, join(session.dir, 'source'), signal);
+    for (const o of staged) session.name(o.file, this.bucket.url(o.key));
+    const counts = { objects: staged.length, bytes: staged.reduce((n, o) => n + o.size, 0) };
+    if (staged.length === 0) {
+      // no objects: an empty relation still has to bind the query, so it has no columns to name
+      if (this.spec.query !== undefined) {
+        throw new InputError(
+          `partition ${partition.key} has no objects at ${this.bucket.url(renderPath(this.spec.path, partition.key, this.unit, 'source.path'))}: source.query has nothing to read (is the path right?)`,
+          { field: 'source.path', value: this.spec.path },
+        );
+      }
+      await session.view('source', '(SELECT NULL AS no_records WHERE false)');
+      return { select: { table: '(SELECT * FROM source)', values: [] }, counts };
+    }
+    await session.view(
+      'source',
+      readerSql(
+        staged.map((o) => o.file),
+        this.encoding,
+      ),
+    );
+    if (this.encoding.format === 'csv') await this.checkDelimiter(session);
+    const select = this.spec.query
+      ? await session.userSelect(this.spec.query, 'source.query', values)
+      : { table: '(SELECT * FROM source)', values: [] };
+    return { select, counts };
+  }
+
+  /**
+   * A CSV read with the wrong delimiter has one column whose name holds the real delimiter: say
+   * so, naming the field, rather than loading every row into one column.
+   */
+  private async checkDelimiter(session: LakeSession): Promise<void> {
+    const columns = await session.columns('source');
+    const only = columns.length === 1 ? (columns[0] ?? '') : '';
+    const other = [',', ';', '\t', '|'].find((d) => d !== this.encoding.csv.delimiter && only.includes(d));
+    if (other !== undefined) {
+      throw new InputError(
+        `the CSV objects at ${this.label} read as ONE column named ${JSON.stringify(only)} with delimiter ${JSON.stringify(this.encoding.csv.delimiter)}: they look delimited by ${JSON.stringify(other)} — set source.csv.delimiter: ${JSON.stringify(other)}`,
+        { field: 'source.csv.delimiter', value: this.encoding.csv.delimiter, hint: `delimiter: ${JSON.stringify(other)}` },
+      );
+    }
+  }
+
+  /** The partition's records as JSON Lines, converted by DuckDB into a local file and streamed from it. */
+  private async *convertedRecords(partition: Partition, counts: ReadCounts, signal: AbortSignal): AsyncGenerator<string> {
+    const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
+    let session: LakeSession | undefined;
+    try {
+      session = await LakeSession.open(dir, this.timezone);
+      const relation = await this.lakeRelation(partition, session, partitionValues(partition), signal);
+      const file = join(dir, 'records.json');
+      await session.copyUserSelect(relation.select, file, 'FORMAT json', 'source.query', this.spec.query ?? '');
+      session.close();
+      session = undefined;
+      counts.objects = relation.counts.objects ?? 0;
+      counts.bytes = relation.counts.bytes ?? 0;
+      for await (const line of lines(createReadStream(file, { highWaterMark: 256 * 1024 }))) {
+        if (signal.aborted) return;
+        counts.records += 1;
+        yield line;
+      }
+    } finally {
+      session?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   async prepare(): Promise<void> {
@@ -60,7 +162,13 @@ export class S3RecordSource implements RecordSource {
   }
 
   async objectsOf(partition: Partition): Promise<ObjectRef[]> {
-    const stem = renderPath(this.spec.path, partition.key, this.unit);
+    const objects = await this.listObjects(partition);
+    checkPartitionSize(this.bucket, renderPath(this.spec.path, partition.key, this.unit, 'source.path'), objects);
+    return objects;
+  }
+
+  private async listObjects(partition: Partition): Promise<ObjectRef[]> {
+    const stem = renderPath(this.spec.path, partition.key, this.unit, 'source.path');
     const marker = await this.bucket.getText(manifestKeyOf(stem));
     const manifest = marker === null ? null : parseManifest(marker);
     // Follow our manifest when there is one: objects it does not list are not part of the partition.
@@ -80,21 +188,43 @@ export class S3RecordSource implements RecordSource {
   async open(partition: Partition, signal: AbortSignal): Promise<RecordStream> {
     const objects = await this.objectsOf(partition);
     const counts: ReadCounts = { objects: 0, bytes: 0, records: 0 };
-    return { records: readRecords(this.bucket, objects, this.spec.gzip, counts, signal), counts: () => ({ ...counts }) };
+    const gzip = this.encoding.compression === undefined ? undefined : this.encoding.compression === 'gzip';
+    const records = this.streams(objects)
+      ? readRecords(this.bucket, objects, gzip, counts, signal)
+      : this.convertedRecords(partition, counts, signal);
+    return { records, counts: () => ({ ...counts }) };
   }
 
   async measure(partition: Partition): Promise<SourceCounts> {
-    const stream = await this.open(partition, new AbortController().signal);
-    for await (const _ of stream.records) {
-      // counting only
+    const objects = await this.objectsOf(partition);
+    if (this.streams(objects)) {
+      const stream = await this.open(partition, new AbortController().signal);
+      for await (const _ of stream.records) {
+        // counting only
+      }
+      return stream.counts();
     }
-    return stream.counts();
+    return this.withLake(partition, async (session, relation) => ({
+      ...relation.counts,
+      records: Number((await session.measuresOf(relation.select, 'count(*) AS records')).records ?? 0),
+    }));
   }
 
+  /** "records", or a DuckDB SELECT over `source` (the partition's objects as they are, before source.query). */
   async ruleMeasures(ruleText: string, partition: Partition): Promise<Measures> {
-    if (ruleText.trim() !== 'records')
-      throw new InputError(`an S3 side of a validation rule must say "records", got ${JSON.stringify(ruleText)}`, { field: 'validation' });
-    return { records: (await this.measure(partition)).records };
+    if (ruleText.trim() === 'records') return { records: (await this.measure(partition)).records };
+    return this.withLake(partition, (session) => session.measures(ruleText, 'validation.source', partitionValues(partition)));
+  }
+
+  private async withLake<T>(partition: Partition, fn: (session: LakeSession, relation: LakeRelation) => Promise<T>): Promise<T> {
+    const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
+    const session = await LakeSession.open(dir, this.timezone);
+    try {
+      return await fn(session, await this.lakeRelation(partition, session, partitionValues(partition), new AbortController().signal));
+    } finally {
+      session.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }
 
   isTransient(): boolean {
@@ -117,4 +247,9 @@ export async function checkBucket(bucket: S3Bucket, field: string): Promise<void
       : describeS3Error(err, bucket.url(''));
     throw new InputError(`cannot use bucket ${bucket.name}: ${why}`, { field, value: bucket.name });
   }
+}
+
+/** The values bound to :partition_start, :partition_end and :run_id in reads. */
+export function partitionValues(partition: Partition, runId = 'read'): PartitionValues {
+  return { partition_start: partition.start, partition_end: partition.end, run_id: runId };
 }
