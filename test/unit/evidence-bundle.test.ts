@@ -8,6 +8,7 @@ import { renderNote } from '../../electron/engine/evidence/note/render.ts';
 import { evidenceRepos } from '../../electron/engine/evidence/repos.ts';
 import { signRequest, type SignoffRequest } from '../../electron/engine/evidence/signoff.ts';
 import type { UnlockedIdentity } from '../../electron/engine/evidence/vault.ts';
+import { registryTrust } from '../../electron/engine/evidence/trust.ts';
 import { verifyBundle } from '../../electron/engine/evidence/verifyBundle.ts';
 import { openStore, type Store } from '../../electron/engine/store/index.ts';
 
@@ -90,14 +91,29 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
+/** The workspace's own registry: alice (lead) and bob (operator). */
+const registered = () => registryTrust([alice.identity, bob.identity], 'the test ledger');
+
 const exported = (signer?: UnlockedIdentity): NoteBundle =>
   JSON.parse(JSON.stringify(exportBundle(store, 'bf-1', { format: 'json', actor: 'bob', signer }))) as NoteBundle;
 
 describe('the incident-note bundle', () => {
-  it('verifies intact, with the head signed when a key was unlocked', () => {
-    expect(verifyBundle(exported())).toMatchObject({ ok: true, signedHead: false, problems: [] });
-    const signed = verifyBundle(exported(bob));
-    expect(signed).toMatchObject({ ok: true, signedHead: true, problems: [] });
+  it('is INTACT only with the head signed by a registered key', () => {
+    const unsigned = verifyBundle(exported(), registered());
+    expect(unsigned).toMatchObject({ verdict: 'untrusted', ok: false, signedHead: false, broken: [] });
+    expect(unsigned.untrusted).toEqual([
+      expect.stringMatching(
+        /^the chain head \(seq \d+, note\.exported\) is not signed by any key — registered or not: a bundle rebuilt from scratch/,
+      ),
+    ]);
+    const signed = verifyBundle(exported(bob), registered());
+    expect(signed).toMatchObject({
+      verdict: 'intact',
+      ok: true,
+      signedHead: true,
+      problems: [],
+      signoff: { required: true, by: 'alice (lead)' },
+    });
     expect(signed.signatures.map((s) => [s.what.split(' ')[0], s.signer, s.role, s.valid])).toEqual([
       ['sign-off', 'alice', 'lead', true],
       ['checkpoint', 'bob', 'operator', true],
@@ -135,9 +151,10 @@ describe('the incident-note bundle', () => {
   ])('names %s', (_case, tamper, message) => {
     const bundle = exported(bob);
     tamper(bundle);
-    const result = verifyBundle(bundle);
+    const result = verifyBundle(bundle, registered());
     if (message === '') {
-      expect(result).toMatchObject({ ok: true, signedHead: false }); // the last checkpoint is outside the chain: only the signature is lost
+      // The last checkpoint is outside the chain: nothing shows it was removed, but the head is no longer signed.
+      expect(result).toMatchObject({ verdict: 'untrusted', ok: false, signedHead: false, broken: [] });
       return;
     }
     expect(result.ok).toBe(false);
@@ -169,8 +186,8 @@ describe('the incident-note bundle', () => {
 });
 
 describe('the run archive', () => {
-  it('carries the ledger rows, refuses rows that disagree with the bundle, and imports for review', () => {
-    const archive = readArchive(
+  it('carries the ledger rows, refuses rows that disagree with the bundle, and imports for review', async () => {
+    const archive = await readArchive(
       buildArchive(store, exportBundle(store, 'bf-1', { format: 'archive', actor: 'bob', signer: bob })),
       'run.bfr',
     );
@@ -180,7 +197,12 @@ describe('the run archive', () => {
     expect(ledgerProblems(edited)).toEqual(['ledger row of partition 2026-05-01 differs from the bundle']);
 
     const review = openStore(':memory:', { clock });
-    const verification = verifyBundle(archive.bundle);
+    // Only alice registered: bob's head checkpoint is not vouched for, and importArchive itself refuses.
+    const untrusted = verifyBundle(archive.bundle, registryTrust([alice.identity], 'the review ledger'));
+    expect(untrusted.verdict).toBe('untrusted');
+    expect(() => importArchive(review, archive, untrusted, 'auditor')).toThrow('the archive of bf-1 is UNTRUSTED, so nothing was imported');
+    expect(review.runs.get('bf-1')).toBeUndefined();
+    const verification = verifyBundle(archive.bundle, registered());
     expect(importArchive(review, archive, verification, 'auditor')).toEqual({ runId: 'bf-1', evidence: 2 });
     expect(review.runs.get('bf-1')).toMatchObject({ status: 'succeeded', partitionsPublished: 2, rowsWritten: 60, leaseOwner: null });
     expect(review.audit.list().at(-1)).toMatchObject({

@@ -128,8 +128,20 @@ export function buildNoteModel(bundle: NoteBundle, verification: BundleVerificat
         s.valid ? 'yes' : 'NO',
       ]),
     },
-    verdict: verification.ok
-      ? `Intact at export${verification.signedHead ? ', head signed' : ', head NOT signed'}.`
-      : `NOT intact: ${verification.problems.join(' | ')}`,
+    verdict: noteVerdict(verification),
   };
+}
+
+/** The note's one sentence about itself, from the verdict verify would give with the exporter's keys. */
+function noteVerdict(v: BundleVerification): string {
+  switch (v.verdict) {
+    case 'intact':
+      return 'Intact at export, head signed.';
+    case 'broken':
+      return `NOT intact: ${v.broken.join(' | ')}`;
+    case 'untrusted':
+      return `Intact at export, ${v.signedHead ? 'head signed' : 'head NOT signed'}; not vouched for by a registered key: ${v.untrusted.join(' | ')}`;
+    case 'not-signed-off':
+      return `Intact at export, head signed; NOT SIGNED OFF: ${v.signoff.problems.join(' | ')}`;
+  }
 }
