@@ -17,7 +17,7 @@ export const LIMITS = {
   /** A job, plan or config file (YAML): bytes on disk. */
   yamlFileBytes: 256 * KiB,
   /** …and YAML tokens (scalars, indicators, indents): what the parse time grows with. */
-  yamlTokens: 25_000,
+  yamlTokens: 10_000,
   /** …and nesting of mappings and lists. */
   yamlDepth: 64,
   /** …and alias expansion (the `yaml` package's maxAliasCount: "billion laughs"). */
