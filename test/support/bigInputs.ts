@@ -24,10 +24,9 @@ export function largestAcceptedJob(name = 'order-daily-mart'): string {
   const rule = (i: number) => `  - { name: r${i}, source: select ${i} as rows, target: select ${i} as rows, tolerance: 0 }\n`;
   const perRule = yamlTokens(base + rule(1) + rule(2)) - yamlTokens(base + rule(1));
   const room = LIMITS.yamlTokens - yamlTokens(base);
-  let text = base;
   const lines: string[] = [];
   for (let i = 0; i < Math.floor(room / perRule) - 1; i++) lines.push(rule(i));
-  text = base.replace('validation:\n', `validation:\n${lines.join('')}`);
+  let text = base.replace('validation:\n', `validation:\n${lines.join('')}`);
   while (yamlTokens(text) > LIMITS.yamlTokens || Buffer.byteLength(text) > LIMITS.yamlFileBytes) {
     lines.pop();
     text = base.replace('validation:\n', `validation:\n${lines.join('')}`);
