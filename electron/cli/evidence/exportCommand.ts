@@ -1,6 +1,7 @@
 /** `run-backfill export`, `archive` and `import`. */
 import { writeFileSync } from 'node:fs';
 import { InputError } from '../../../shared/errors.ts';
+import { LIMITS, showBytes } from '../../../shared/limits.ts';
 import { buildArchive, importArchive } from '../../engine/evidence/archive.ts';
 import { readEvidenceFile, verifyEvidence } from '../../engine/evidence/evidenceFile.ts';
 import { exportBundle, type NoteFormat } from '../../engine/evidence/exportNote.ts';
@@ -35,7 +36,11 @@ async function signerOf(opts: ExportOptions, store: Store): Promise<UnlockedIden
 export async function exportCommand(opts: ExportOptions, store: Store): Promise<ExitCode> {
   const signer = await signerOf(opts, store);
   const bundle = exportBundle(store, opts.runId, { format: opts.format, actor: opts.identity ?? cliActor(opts.operator), signer });
-  writeOutput(renderNote(bundle, opts.format, registryTrust(evidenceRepos(store).identities.list(), store.file, 'exporter')), opts.out);
+  const text = renderNote(bundle, opts.format, registryTrust(evidenceRepos(store).identities.list(), store.file, 'exporter'));
+  writeOutput(text, opts.out);
+  const bytes = Buffer.byteLength(text);
+  if (opts.format === 'json' && bytes > LIMITS.bundleBytes)
+    notice(`Warning: this bundle is ${showBytes(bytes)}, over the ${showBytes(LIMITS.bundleBytes)} that verify accepts (docs/limits.md).`);
   notice(
     `Incident note of ${opts.runId} (${opts.format}) ${opts.out ? `written to ${opts.out}` : 'written'}; chain head seq ${bundle.audit.at(-1)?.seq ?? '?'}${signer ? `, signed by ${signer.identity.name}` : ', not signed (add --identity to sign the head)'}.`,
   );

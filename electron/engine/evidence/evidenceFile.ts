@@ -35,7 +35,7 @@ export async function readEvidenceFile(file: string, what = 'file to verify'): P
   }
   if (data.length > LIMITS.bundleBytes)
     throw overLimitError({ file, what: 'note bundle', size: data.length, limit: LIMITS.bundleBytes, unit: 'bytes' });
-  const bundle = parseBoundedJson(data.toString('utf8'), { file, what: 'note bundle (JSON) or a run archive' });
+  const bundle = parseBoundedJson(data.toString('utf8'), { file, what: 'note bundle' });
   checkShape(bundle, file, '');
   return { kind: 'bundle', data: bundle };
 }
