@@ -1,4 +1,11 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../shared/canonicalJson.ts';
+import { InputError } from '../../shared/errors.ts';
+import { readEvidenceFile, verifyEvidence } from '../../electron/engine/evidence/evidenceFile.ts';
 import { buildArchive, importArchive, ledgerProblems, readArchive } from '../../electron/engine/evidence/archive.ts';
 import type { NoteBundle } from '../../electron/engine/evidence/bundle.ts';
 import { exportBundle } from '../../electron/engine/evidence/exportNote.ts';
@@ -120,6 +127,47 @@ describe('the incident-note bundle', () => {
     ]);
   });
 
+  it('is NOT SIGNED OFF for a manual-tier execution without a sign-off, and needs none for a dry run', () => {
+    const bare = openStore(':memory:', { clock });
+    const { identities } = evidenceRepos(bare, clock);
+    for (const k of [alice, bob])
+      identities.register({ name: k.identity.name, role: k.identity.role, publicKeyPem: k.identity.publicKeyPem, actor: 'admin' });
+    bare.plans.save({ planHash: H('a'), requestId: 'bf-1', jobName: 'mart', plan: { request_id: 'bf-1' } });
+    for (const [runId, kind] of [
+      ['bf-exec', 'execute'],
+      ['bf-dry', 'dry-run'],
+    ] as const) {
+      bare.runs.create({
+        runId,
+        jobName: 'mart',
+        planHash: H('a'),
+        jobHash: H('b'),
+        kind,
+        tier: 'manual',
+        executedBy: 'bob',
+        actor: 'bob',
+        partitions: [{ key: 'p1' }],
+      });
+      bare.runs.setStatus(runId, 'succeeded', { actor: 'bob' });
+    }
+    const judge = (runId: string) =>
+      verifyBundle(JSON.parse(JSON.stringify(exportBundle(bare, runId, { format: 'json', actor: 'bob', signer: bob }))), registered());
+    const executed = judge('bf-exec');
+    expect(executed).toMatchObject({
+      verdict: 'not-signed-off',
+      ok: false,
+      signedHead: true,
+      broken: [],
+      untrusted: [],
+      signoff: { required: true, by: null },
+    });
+    expect(executed.problems).toEqual([
+      `this manual-tier run executed, but the bundle carries no sign-off of its plan ${H('a').slice(0, 12)}…: a lead's sign-off is required (four eyes), and without one the note proves no approval`,
+    ]);
+    expect(judge('bf-dry')).toMatchObject({ verdict: 'intact', signoff: { required: false, by: null } });
+    bare.close();
+  });
+
   it.each<[string, (b: NoteBundle) => void, string]>([
     [
       'the manifest edited',
@@ -214,4 +262,56 @@ describe('the run archive', () => {
     expect(() => importArchive(review, archive, verification, 'auditor')).toThrow('run "bf-1" already exists in :memory:');
     review.close();
   });
+});
+
+describe('a crafted archive', () => {
+  /** Every path in the archive down to `depth`, and the value there. */
+  function paths(value: unknown, depth: number, at: (string | number)[] = []): (string | number)[][] {
+    if (depth === 0 || value === null || typeof value !== 'object') return [at];
+    const keys = Array.isArray(value) ? value.slice(0, 3).map((_, i) => i) : Object.keys(value);
+    return [at, ...keys.flatMap((k) => paths((value as Record<string | number, unknown>)[k], depth - 1, [...at, k]))];
+  }
+  const set = (root: unknown, path: (string | number)[], value: unknown): void => {
+    let node = root as Record<string | number, unknown>;
+    for (const k of path.slice(0, -1)) node = node[k] as Record<string | number, unknown>;
+    const last = path.at(-1);
+    if (last !== undefined) node[last] = value;
+  };
+
+  it('never throws anything but a refusal naming the file, and no change to the bundle verifies INTACT', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'bfr-crafted-')), 'run.bfr');
+    const genuine = JSON.parse(
+      gunzipSync(buildArchive(store, exportBundle(store, 'bf-1', { format: 'archive', actor: 'bob', signer: bob }))).toString('utf8'),
+    ) as Record<string, unknown>;
+    const replacements: unknown[] = [null, 0, -1, 1.5, '', 'x', true, [], {}, [[[[1]]]], { format: 'x' }];
+    let cases = 0;
+    const outcomes = new Map<string, number>();
+    for (const path of paths(genuine, 5).filter((p) => p.length > 0)) {
+      for (const replacement of replacements) {
+        const crafted = structuredClone(genuine);
+        set(crafted, path, structuredClone(replacement));
+        if (canonicalJson(crafted) === canonicalJson(genuine)) continue;
+        writeFileSync(file, gzipSync(JSON.stringify(crafted)));
+        cases += 1;
+        let outcome: string;
+        try {
+          outcome = verifyEvidence(file, await readEvidenceFile(file), registered()).verdict;
+        } catch (err) {
+          expect(err, `${path.join('.')} = ${JSON.stringify(replacement)}`).toBeInstanceOf(InputError);
+          expect((err as InputError).details.file).toBe(file);
+          outcome = 'refused (exit 2)';
+        }
+        // The only changes allowed to pass: ledger lease fields (import resets them), where and when
+        // the job file was read on the original machine, and the local row id of the head's
+        // checkpoint (not signed, and the chain that would name it ends before it).
+        if (outcome === 'intact')
+          expect(path.join('.')).toMatch(
+            /^ledger\.runs\.0\.lease_|^ledger\.jobs\.0\.(source_file|updated_at)$|^bundle\.checkpoints\.0\.id$/,
+          );
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      }
+    }
+    console.log(`${cases} crafted archives: ${[...outcomes].map(([k, v]) => `${v} ${k}`).join(', ')}`);
+    expect(cases).toBeGreaterThan(500);
+  }, 120_000);
 });

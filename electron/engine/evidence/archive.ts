@@ -11,7 +11,17 @@ import { LIMITS } from '../../../shared/limits.ts';
 import { gunzipBounded } from '../input/boundedGunzip.ts';
 import { parseBoundedJson } from '../input/boundedJson.ts';
 import type { Store } from '../store/index.ts';
-import { toPartition, toRun, type PartitionRow, type RunRow } from '../store/rows.ts';
+import { canonicalJson as storeJson } from '../store/json.ts';
+import {
+  settingsFromJson,
+  settingsToJson,
+  toPartition,
+  toPlan,
+  toRun,
+  type PartitionRow,
+  type PlanRow,
+  type RunRow,
+} from '../store/rows.ts';
 import type { NoteBundle } from './bundle.ts';
 import type { Trust } from './trust.ts';
 import { VERDICT_WORD } from './verdict.ts';
@@ -105,18 +115,32 @@ function compareLedger(archive: RunArchive): string[] {
   ) {
     problems.push('ledger row of run differs from the run in the bundle');
   }
+  if (run && !storedAsWritten(run.settings_json, (t) => settingsToJson(settingsFromJson(t))))
+    problems.push('ledger row of run: settings_json is not what the store writes for those settings');
+  for (const p of ledger.partitions)
+    for (const column of ['source_sums_json', 'target_sums_json'])
+      if (p[column] !== null && !storedAsWritten(p[column], (t) => storeJson(JSON.parse(t))))
+        problems.push(`ledger row of partition ${String(p.partition_key)}: ${column} is not what the store writes for those sums`);
   const partitions = ledger.partitions.map((p) => toPartition(p as unknown as PartitionRow));
   partitions.forEach((p, i) => {
     if (!same(p, bundle.partitions[i])) problems.push(`ledger row of partition ${p.key} differs from the bundle`);
   });
   if (partitions.length !== bundle.partitions.length)
     problems.push(`the ledger has ${partitions.length} partitions, the bundle ${bundle.partitions.length}`);
+  if (ledger.plans.length !== bundle.plan.length)
+    problems.push(`the ledger has ${ledger.plans.length} plan rows, the bundle ${bundle.plan.length}`);
+  if (ledger.jobs.length !== bundle.job.length)
+    problems.push(`the ledger has ${ledger.jobs.length} job rows, the bundle ${bundle.job.length}`);
   for (const plan of ledger.plans) {
-    if (plan.plan_hash !== bundle.plan[0]?.planHash || !same(JSON.parse(String(plan.plan_json)), bundle.plan[0]?.plan))
-      problems.push('ledger row of the plan differs from the bundle');
+    if (!same(toPlan(plan as unknown as PlanRow), bundle.plan[0])) problems.push('ledger row of the plan differs from the bundle');
   }
   for (const job of ledger.jobs) {
-    if (job.job_hash !== bundle.job[0]?.jobHash || !same(JSON.parse(String(job.definition_json)), bundle.job[0]?.definition))
+    // source_file and updated_at say where and when the job file was read on the original machine: not evidence.
+    if (
+      job.name !== bundle.run[0]?.jobName ||
+      job.job_hash !== bundle.job[0]?.jobHash ||
+      !same(JSON.parse(String(job.definition_json)), bundle.job[0]?.definition)
+    )
       problems.push('ledger row of the job differs from the bundle');
   }
   return problems;
@@ -203,4 +227,12 @@ export function importArchive(
     });
     return { runId, evidence };
   });
+}
+
+/**
+ * A JSON text column holds exactly what the store would write for the value it reads as: a
+ * row whose text reads the same but is stored otherwise (0 for "{}") would be imported as is.
+ */
+function storedAsWritten(text: unknown, rewrite: (text: string) => string): boolean {
+  return typeof text === 'string' && rewrite(text) === text;
 }
