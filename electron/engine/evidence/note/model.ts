@@ -115,7 +115,10 @@ export function buildNoteModel(bundle: NoteBundle, verification: BundleVerificat
       ['Chain head', `${str(exported?.hash)} (seq ${str(exported?.seq)}, ${str(exported?.event)})`],
       ['Manifest sha256', manifestHash(bundle.manifest)],
       ['Signed checkpoints', checkpoints.join('; ') || 'none: the head is not signed'],
-      ['Verify', `run-backfill verify ${bundle.runId}.json --trust LEAD.pub.pem`],
+      [
+        'Verify',
+        `run-backfill verify ${bundle.runId}.json --trust LEAD.pub.pem --trust SIGNER.pub.pem (every signer's key; or where their identities are registered)`,
+      ],
     ],
     signatures: {
       header: ['what', 'signer', 'role', 'key', 'at', 'verified'],
