@@ -14,11 +14,12 @@
  *   (c) the executor's own overhead per empty partition     — target < 20 ms
  *   (d), (e) S3: snapshot vs rclone, peak memory of an export  — see bench/s3.ts
  *   (f), (g) the sandbox: cold start (< 10 s) and stop (no process left) — see bench/sandbox.ts
+ *   (limits) the largest accepted job file's parse and bundle's verify — see bench/limits.ts
  *
  * BENCH_ROWS (default 1,000,000) and BENCH_ROUNDS (default 6; rounds run in alternating order;
  * (a) reports the median of the steady rounds' ratios, the others the median) tune it.
  * BENCH_ONLY=pg runs (a)–(c) and skips the S3 benches (for iterating on the Postgres path);
- * BENCH_ONLY=a, b or c runs that one alone; BENCH_ONLY=sandbox runs (f) and (g) alone.
+ * BENCH_ONLY=a, b or c runs that one alone; BENCH_ONLY=sandbox runs (f) and (g) alone; BENCH_ONLY=limits, (limits).
  * BENCH_PROFILE=1 also prints, for (a) and (b), the time per partition of each statement kind
  * the executor sends (see bench/profile.ts), from the median round.
  */
@@ -31,6 +32,7 @@ import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { startEmbeddedPostgres, type PgServerInfo, type RunningPg } from '../electron/engine/sandbox/embeddedPostgres.ts';
 import { benchJob, runExecutor } from './executor.ts';
 import { installProfiler, printProfile, profiling, resetProfile, snapshotProfile, type Profile } from './profile.ts';
+import { runLimitsBench } from './limits.ts';
 import { runS3Benches } from './s3.ts';
 import { runSandboxBench } from './sandbox.ts';
 
@@ -41,9 +43,10 @@ const FROM = '2026-01-01';
 const TO = '2026-01-31';
 const EMPTY_PARTITIONS = 200;
 const ONLY = process.env.BENCH_ONLY ?? '';
-if (!['', 'pg', 'a', 'b', 'c', 'sandbox'].includes(ONLY)) throw new Error(`BENCH_ONLY=${ONLY}: use pg, a, b, c or sandbox`);
-const want = (bench: 'a' | 'b' | 'c' | 's3' | 'sandbox'): boolean =>
-  ONLY === '' || ONLY === bench || (ONLY === 'pg' && bench !== 's3' && bench !== 'sandbox');
+if (!['', 'pg', 'a', 'b', 'c', 'sandbox', 'limits'].includes(ONLY))
+  throw new Error(`BENCH_ONLY=${ONLY}: use pg, a, b, c, sandbox or limits`);
+const want = (bench: 'a' | 'b' | 'c' | 's3' | 'sandbox' | 'limits'): boolean =>
+  ONLY === '' || ONLY === bench || (ONLY === 'pg' && bench !== 's3' && bench !== 'sandbox' && bench !== 'limits');
 if (process.env.BENCH_PROFILE === '1') installProfiler();
 
 const TABLE_DDL = `(day date NOT NULL, id bigint NOT NULL, customer_id int NOT NULL, amount numeric(12,2) NOT NULL, note text, PRIMARY KEY (day, id))`;
@@ -176,6 +179,9 @@ function line(name: string, value: string, target: string, pass: boolean, detail
 }
 
 async function main(): Promise<void> {
+  // No server needed: first, so BENCH_ONLY=limits starts none.
+  if (want('limits')) await runLimitsBench(line, ROUNDS);
+  if (ONLY === 'limits') return;
   const servers: RunningPg[] = [];
   try {
     const password = randomBytes(12).toString('base64url');

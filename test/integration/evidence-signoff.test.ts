@@ -121,8 +121,10 @@ describe('a signed manual-tier run', () => {
     expect(text).toContain('- **Stop count:** 0');
 
     const plain = await cli(ws, ['verify', json]);
-    expect(plain.stdout).toMatch(/^INTACT: .*note\.json — audit seq \d+–\d+, head [0-9a-f]{64}, head signed/);
-    expect(plain.stdout).toContain('keys were taken from the bundle itself; pin them with --trust KEY.pem');
+    expect(plain.stdout).toMatch(
+      /^INTACT: .*note\.json — audit seq \d+–\d+, head [0-9a-f]{64}, head signed by bob; signed off by alice \(lead\)/,
+    );
+    expect(plain.stdout).toContain(`trust: identities registered in ${ws.db}: alice (lead), bob (operator)`);
     for (const name of ['alice', 'bob'])
       await cli(ws, ['identity', 'export-public', '--name', name, '--out', join(ws.dir, `${name}.pub.pem`)]);
     const pinned = await cli(ws, [
@@ -146,10 +148,11 @@ describe('a signed manual-tier run', () => {
       ['checkpoint', 'bob', true],
       ['checkpoint', 'bob', true],
     ]);
-    // Pinning only alice: bob's checkpoints no longer count, and the report says why.
-    const onlyAlice = await cli(ws, ['verify', json, '--trust', join(ws.dir, 'alice.pub.pem')], 1);
+    // Pinning only alice: bob's checkpoints no longer count, so nothing vouches for the head (exit 4), and the report says why.
+    const onlyAlice = await cli(ws, ['verify', json, '--trust', join(ws.dir, 'alice.pub.pem')], 4);
+    expect(onlyAlice.stdout).toMatch(/^UNTRUSTED: /);
     expect(onlyAlice.stdout).toMatch(
-      /checkpoint #\d+ \(seq \d+, signed by bob at [^)]+\) is signed by bob \(key [0-9a-f]{16}\), who is not among the trusted keys \(--trust\): signed with an unregistered key/,
+      /✘ checkpoint #\d+ \(seq \d+, signed by bob at [^)]+\) is signed with key [0-9a-f]{16}: bob's key [0-9a-f]{16} is not among the keys pinned with --trust/,
     );
   });
 
@@ -190,14 +193,18 @@ describe('a signed manual-tier run', () => {
       join(ws.dir, 'alice.pub.pem'),
     ]);
     expect(imported.stdout).toContain(`Imported run bf-good from ${archive} for review (`);
-    expect(imported.stdout).toContain('verified intact, head signed.');
+    expect(imported.stdout).toContain('verified INTACT, head signed, signed off by alice (lead).');
     const status = await cli(reviewer, ['status', '--run-id', 'bf-good']);
     expect(status.stdout).toContain('Run bf-good  [succeeded]');
     expect(status.stdout).toContain('5/5 published');
     const note = await cli(reviewer, ['export', '--run-id', 'bf-good', '--format', 'md']);
     expect(note.stdout).toContain('- **Executed by:** bob');
     expect((await cli(reviewer, ['verify'])).stdout).toMatch(/^INTACT/);
-    const again = await cli(reviewer, ['import', archive], 2);
+    const again = await cli(
+      reviewer,
+      ['import', archive, '--trust', join(ws.dir, 'bob.pub.pem'), '--trust', join(ws.dir, 'alice.pub.pem')],
+      2,
+    );
     expect(again.stderr).toContain(`run "bf-good" already exists in ${reviewer.db}`);
   });
 });

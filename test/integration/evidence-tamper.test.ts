@@ -155,7 +155,7 @@ describe('a tampered bundle', () => {
         const alice = b.identities.find((i) => i.name === 'alice');
         return [
           `sign-off #${so?.id} (signoffs[0]) was changed after export: fields publicKeyPem, signature, signedText, statement.comment, statement.signerKey`,
-          `sign-off #${so?.id} (by alice, plan ${short(st.planHash)}) names key ${malloryFp.slice(0, 16)}, which is not alice's registered key ${alice?.fingerprint.slice(0, 16)}: signed with an unregistered key`,
+          `sign-off #${so?.id} (by alice, plan ${short(st.planHash)}) is signed with key ${malloryFp.slice(0, 16)}: key ${malloryFp.slice(0, 16)} is not alice's key ${alice?.fingerprint.slice(0, 16)} registered in ${s.ws.db}`,
         ];
       },
     ],
@@ -167,7 +167,7 @@ describe('a tampered bundle', () => {
     for (const message of expected(clone())) expect(r.stdout).toContain(`✘ ${message}`);
   });
 
-  it('rebuilt end to end and re-signed with an unregistered key: only pinned keys catch it', async () => {
+  it('rebuilt end to end and re-signed with an unregistered key: UNTRUSTED, with the registry or with pinned keys (exit 4)', async () => {
     const b = clone();
     for (const identity of b.identities) Object.assign(identity, { publicKeyPem: malloryPem, fingerprint: malloryFp });
     for (const so of b.signoffs) {
@@ -201,24 +201,25 @@ describe('a tampered bundle', () => {
     for (const c of b.checkpoints.filter((x) => x.seq === head.seq)) resign(c);
     const file = join(s.ws.dir, 'rebuilt.json');
     writeFileSync(file, JSON.stringify(b));
-    // Self-consistent: without pinned keys nothing can tell (and the report says so).
-    const unpinned = await cli(s.ws, ['verify', file]);
-    expect(unpinned.stdout).toContain(
-      'keys were taken from the bundle itself; pin them with --trust KEY.pem to rule out a bundle rebuilt and re-signed with other keys',
+    // Self-consistent: nothing inside it can tell. The workspace's registered keys can.
+    const unpinned = await cli(s.ws, ['verify', file], 4);
+    expect(unpinned.stdout).toMatch(/^UNTRUSTED: /);
+    expect(unpinned.stdout).toMatch(
+      /✘ identity alice in the bundle carries key [0-9a-f]{16}, but .*runbook\.sqlite registers alice with key [0-9a-f]{16}: the bundle's identities were re-keyed/,
     );
     for (const name of ['alice', 'bob'])
       await cli(s.ws, ['identity', 'export-public', '--name', name, '--out', join(s.ws.dir, `${name}.pub.pem`)]);
     const pinned = await cli(
       s.ws,
       ['verify', file, '--trust', join(s.ws.dir, 'alice.pub.pem'), '--trust', join(s.ws.dir, 'bob.pub.pem')],
-      1,
+      4,
     );
     const so = b.signoffs[0];
     expect(pinned.stdout).toContain(
-      `✘ sign-off #${so?.id} (by alice, plan ${short(String(so?.statement.planHash))}) is signed by alice (key ${malloryFp.slice(0, 16)}), who is not among the trusted keys (--trust): signed with an unregistered key`,
+      `✘ sign-off #${so?.id} (by alice, plan ${short(String(so?.statement.planHash))}) is signed with key ${malloryFp.slice(0, 16)}: alice's key ${malloryFp.slice(0, 16)} is not among the keys pinned with --trust`,
     );
     expect(pinned.stdout).toMatch(
-      /✘ checkpoint #\d+ \(seq \d+, signed by bob at [^)]+\) is signed by bob \(key [0-9a-f]{16}\), who is not among the trusted keys \(--trust\)/,
+      /✘ checkpoint #\d+ \(seq \d+, signed by bob at [^)]+\) is signed with key [0-9a-f]{16}: bob's key [0-9a-f]{16} is not among the keys pinned with --trust/,
     );
   });
 });

@@ -1,4 +1,11 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { canonicalJson } from '../../shared/canonicalJson.ts';
+import { InputError } from '../../shared/errors.ts';
+import { readEvidenceFile, verifyEvidence } from '../../electron/engine/evidence/evidenceFile.ts';
 import { buildArchive, importArchive, ledgerProblems, readArchive } from '../../electron/engine/evidence/archive.ts';
 import type { NoteBundle } from '../../electron/engine/evidence/bundle.ts';
 import { exportBundle } from '../../electron/engine/evidence/exportNote.ts';
@@ -8,6 +15,7 @@ import { renderNote } from '../../electron/engine/evidence/note/render.ts';
 import { evidenceRepos } from '../../electron/engine/evidence/repos.ts';
 import { signRequest, type SignoffRequest } from '../../electron/engine/evidence/signoff.ts';
 import type { UnlockedIdentity } from '../../electron/engine/evidence/vault.ts';
+import { registryTrust } from '../../electron/engine/evidence/trust.ts';
 import { verifyBundle } from '../../electron/engine/evidence/verifyBundle.ts';
 import { openStore, type Store } from '../../electron/engine/store/index.ts';
 
@@ -90,18 +98,74 @@ beforeEach(() => {
 });
 afterEach(() => store.close());
 
+/** The workspace's own registry: alice (lead) and bob (operator). */
+const registered = () => registryTrust([alice.identity, bob.identity], 'the test ledger');
+
 const exported = (signer?: UnlockedIdentity): NoteBundle =>
   JSON.parse(JSON.stringify(exportBundle(store, 'bf-1', { format: 'json', actor: 'bob', signer }))) as NoteBundle;
 
 describe('the incident-note bundle', () => {
-  it('verifies intact, with the head signed when a key was unlocked', () => {
-    expect(verifyBundle(exported())).toMatchObject({ ok: true, signedHead: false, problems: [] });
-    const signed = verifyBundle(exported(bob));
-    expect(signed).toMatchObject({ ok: true, signedHead: true, problems: [] });
+  it('is INTACT only with the head signed by a registered key', () => {
+    const unsigned = verifyBundle(exported(), registered());
+    expect(unsigned).toMatchObject({ verdict: 'untrusted', ok: false, signedHead: false, broken: [] });
+    expect(unsigned.untrusted).toEqual([
+      expect.stringMatching(
+        /^the chain head \(seq \d+, note\.exported\) is not signed by any key — registered or not: a bundle rebuilt from scratch/,
+      ),
+    ]);
+    const signed = verifyBundle(exported(bob), registered());
+    expect(signed).toMatchObject({
+      verdict: 'intact',
+      ok: true,
+      signedHead: true,
+      problems: [],
+      signoff: { required: true, by: 'alice (lead)' },
+    });
     expect(signed.signatures.map((s) => [s.what.split(' ')[0], s.signer, s.role, s.valid])).toEqual([
       ['sign-off', 'alice', 'lead', true],
       ['checkpoint', 'bob', 'operator', true],
     ]);
+  });
+
+  it('is NOT SIGNED OFF for a manual-tier execution without a sign-off, and needs none for a dry run', () => {
+    const bare = openStore(':memory:', { clock });
+    const { identities } = evidenceRepos(bare, clock);
+    for (const k of [alice, bob])
+      identities.register({ name: k.identity.name, role: k.identity.role, publicKeyPem: k.identity.publicKeyPem, actor: 'admin' });
+    bare.plans.save({ planHash: H('a'), requestId: 'bf-1', jobName: 'mart', plan: { request_id: 'bf-1' } });
+    for (const [runId, kind] of [
+      ['bf-exec', 'execute'],
+      ['bf-dry', 'dry-run'],
+    ] as const) {
+      bare.runs.create({
+        runId,
+        jobName: 'mart',
+        planHash: H('a'),
+        jobHash: H('b'),
+        kind,
+        tier: 'manual',
+        executedBy: 'bob',
+        actor: 'bob',
+        partitions: [{ key: 'p1' }],
+      });
+      bare.runs.setStatus(runId, 'succeeded', { actor: 'bob' });
+    }
+    const judge = (runId: string) =>
+      verifyBundle(JSON.parse(JSON.stringify(exportBundle(bare, runId, { format: 'json', actor: 'bob', signer: bob }))), registered());
+    const executed = judge('bf-exec');
+    expect(executed).toMatchObject({
+      verdict: 'not-signed-off',
+      ok: false,
+      signedHead: true,
+      broken: [],
+      untrusted: [],
+      signoff: { required: true, by: null },
+    });
+    expect(executed.problems).toEqual([
+      `this manual-tier run executed, but the bundle carries no sign-off of its plan ${H('a').slice(0, 12)}…: a lead's sign-off is required (four eyes), and without one the note proves no approval`,
+    ]);
+    expect(judge('bf-dry')).toMatchObject({ verdict: 'intact', signoff: { required: false, by: null } });
+    bare.close();
   });
 
   it.each<[string, (b: NoteBundle) => void, string]>([
@@ -135,9 +199,10 @@ describe('the incident-note bundle', () => {
   ])('names %s', (_case, tamper, message) => {
     const bundle = exported(bob);
     tamper(bundle);
-    const result = verifyBundle(bundle);
+    const result = verifyBundle(bundle, registered());
     if (message === '') {
-      expect(result).toMatchObject({ ok: true, signedHead: false }); // the last checkpoint is outside the chain: only the signature is lost
+      // The last checkpoint is outside the chain: nothing shows it was removed, but the head is no longer signed.
+      expect(result).toMatchObject({ verdict: 'untrusted', ok: false, signedHead: false, broken: [] });
       return;
     }
     expect(result.ok).toBe(false);
@@ -169,8 +234,8 @@ describe('the incident-note bundle', () => {
 });
 
 describe('the run archive', () => {
-  it('carries the ledger rows, refuses rows that disagree with the bundle, and imports for review', () => {
-    const archive = readArchive(
+  it('carries the ledger rows, refuses rows that disagree with the bundle, and imports for review', async () => {
+    const archive = await readArchive(
       buildArchive(store, exportBundle(store, 'bf-1', { format: 'archive', actor: 'bob', signer: bob })),
       'run.bfr',
     );
@@ -180,7 +245,12 @@ describe('the run archive', () => {
     expect(ledgerProblems(edited)).toEqual(['ledger row of partition 2026-05-01 differs from the bundle']);
 
     const review = openStore(':memory:', { clock });
-    const verification = verifyBundle(archive.bundle);
+    // Only alice registered: bob's head checkpoint is not vouched for, and importArchive itself refuses.
+    const untrusted = verifyBundle(archive.bundle, registryTrust([alice.identity], 'the review ledger'));
+    expect(untrusted.verdict).toBe('untrusted');
+    expect(() => importArchive(review, archive, untrusted, 'auditor')).toThrow('the archive of bf-1 is UNTRUSTED, so nothing was imported');
+    expect(review.runs.get('bf-1')).toBeUndefined();
+    const verification = verifyBundle(archive.bundle, registered());
     expect(importArchive(review, archive, verification, 'auditor')).toEqual({ runId: 'bf-1', evidence: 2 });
     expect(review.runs.get('bf-1')).toMatchObject({ status: 'succeeded', partitionsPublished: 2, rowsWritten: 60, leaseOwner: null });
     expect(review.audit.list().at(-1)).toMatchObject({
@@ -192,4 +262,56 @@ describe('the run archive', () => {
     expect(() => importArchive(review, archive, verification, 'auditor')).toThrow('run "bf-1" already exists in :memory:');
     review.close();
   });
+});
+
+describe('a crafted archive', () => {
+  /** Every path in the archive down to `depth`, and the value there. */
+  function paths(value: unknown, depth: number, at: (string | number)[] = []): (string | number)[][] {
+    if (depth === 0 || value === null || typeof value !== 'object') return [at];
+    const keys = Array.isArray(value) ? value.slice(0, 3).map((_, i) => i) : Object.keys(value);
+    return [at, ...keys.flatMap((k) => paths((value as Record<string | number, unknown>)[k], depth - 1, [...at, k]))];
+  }
+  const set = (root: unknown, path: (string | number)[], value: unknown): void => {
+    let node = root as Record<string | number, unknown>;
+    for (const k of path.slice(0, -1)) node = node[k] as Record<string | number, unknown>;
+    const last = path.at(-1);
+    if (last !== undefined) node[last] = value;
+  };
+
+  it('never throws anything but a refusal naming the file, and no change to the bundle verifies INTACT', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'bfr-crafted-')), 'run.bfr');
+    const genuine = JSON.parse(
+      gunzipSync(buildArchive(store, exportBundle(store, 'bf-1', { format: 'archive', actor: 'bob', signer: bob }))).toString('utf8'),
+    ) as Record<string, unknown>;
+    const replacements: unknown[] = [null, 0, -1, 1.5, '', 'x', true, [], {}, [[[[1]]]], { format: 'x' }];
+    let cases = 0;
+    const outcomes = new Map<string, number>();
+    for (const path of paths(genuine, 5).filter((p) => p.length > 0)) {
+      for (const replacement of replacements) {
+        const crafted = structuredClone(genuine);
+        set(crafted, path, structuredClone(replacement));
+        if (canonicalJson(crafted) === canonicalJson(genuine)) continue;
+        writeFileSync(file, gzipSync(JSON.stringify(crafted)));
+        cases += 1;
+        let outcome: string;
+        try {
+          outcome = verifyEvidence(file, await readEvidenceFile(file), registered()).verdict;
+        } catch (err) {
+          expect(err, `${path.join('.')} = ${JSON.stringify(replacement)}`).toBeInstanceOf(InputError);
+          expect((err as InputError).details.file).toBe(file);
+          outcome = 'refused (exit 2)';
+        }
+        // The only changes allowed to pass: ledger lease fields (import resets them), where and when
+        // the job file was read on the original machine, and the local row id of the head's
+        // checkpoint (not signed, and the chain that would name it ends before it).
+        if (outcome === 'intact')
+          expect(path.join('.')).toMatch(
+            /^ledger\.runs\.0\.lease_|^ledger\.jobs\.0\.(source_file|updated_at)$|^bundle\.checkpoints\.0\.id$/,
+          );
+        outcomes.set(outcome, (outcomes.get(outcome) ?? 0) + 1);
+      }
+    }
+    console.log(`${cases} crafted archives: ${[...outcomes].map(([k, v]) => `${v} ${k}`).join(', ')}`);
+    expect(cases).toBeGreaterThan(500);
+  }, 120_000);
 });

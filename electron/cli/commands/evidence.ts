@@ -76,10 +76,17 @@ export function registerEvidence(program: Command, ctx: CliContext): void {
   withGlobals(
     program.command('verify [file]').description('verify a note bundle or run archive (no database needed), or the database of --db'),
   )
-    .option('--trust <key.pem>', "pin a signer's public key; repeat for several", collect)
+    .option(
+      '--trust <key.pem>',
+      "trust only this signer's public key (default: the identities registered here); repeat for several",
+      collect,
+    )
     .action(async (file: string | undefined, opts: { trust?: string[] } & GlobalOptions) =>
       // The database is read, never opened as a store: verifying must not migrate or create it.
-      ctx.act((out) => (file === undefined ? verifyDbCommand(ledgerPath(opts), out) : verifyCommand(file, opts, out)), opts),
+      ctx.act(
+        (out) => (file === undefined ? verifyDbCommand(ledgerPath(opts), out) : verifyCommand(file, opts, () => ledgerPath(opts), out)),
+        opts,
+      ),
     );
 
   keyOptions(withGlobals(program.command('export').description('export the incident note of a run')))
@@ -102,7 +109,11 @@ export function registerEvidence(program: Command, ctx: CliContext): void {
       ctx.withStore((store, out) => archiveCommand(opts, store, out), opts),
     );
   withGlobals(program.command('import <archive>').description('verify a run archive and bring the run into this database for review'))
-    .option('--trust <key.pem>', "pin a signer's public key; repeat for several", collect)
+    .option(
+      '--trust <key.pem>',
+      "trust only this signer's public key (default: the identities registered here); repeat for several",
+      collect,
+    )
     .option('--operator <name>', 'who imports (default: you)')
     .action(async (file: string, opts: { trust?: string[]; operator?: string } & GlobalOptions) =>
       ctx.withStore((store, out) => importCommand(file, opts, store, out), opts),

@@ -1,16 +1,20 @@
 /** `run-backfill export`, `archive` and `import`. */
 import { writeFileSync } from 'node:fs';
 import { InputError } from '../../../shared/errors.ts';
-import { buildArchive, importArchive, readArchive } from '../../engine/evidence/archive.ts';
+import { LIMITS, showBytes } from '../../../shared/limits.ts';
+import { buildArchive, importArchive } from '../../engine/evidence/archive.ts';
+import { readEvidenceFile, verifyEvidence } from '../../engine/evidence/evidenceFile.ts';
 import { exportBundle, type NoteFormat } from '../../engine/evidence/exportNote.ts';
 import { renderNote } from '../../engine/evidence/note/render.ts';
+import { evidenceRepos } from '../../engine/evidence/repos.ts';
+import { registryTrust } from '../../engine/evidence/trust.ts';
 import type { UnlockedIdentity } from '../../engine/evidence/vault.ts';
 import type { Store } from '../../engine/store/index.ts';
 import { EXIT, type ExitCode } from '../exitCodes.ts';
 import type { Reporter } from '../progress.ts';
-import { notice, readInput, writeOutput } from './files.ts';
+import { notice, writeOutput } from './files.ts';
 import { cliActor, unlockRegistered, type KeyOptions } from './keyring.ts';
-import { verifyFile } from './verifyCommand.ts';
+import { pinnedKeys, VERDICT_EXIT, verificationRecord, verificationText } from './verifyCommand.ts';
 
 export interface ExportOptions extends KeyOptions {
   runId: string;
@@ -32,7 +36,11 @@ async function signerOf(opts: ExportOptions, store: Store): Promise<UnlockedIden
 export async function exportCommand(opts: ExportOptions, store: Store): Promise<ExitCode> {
   const signer = await signerOf(opts, store);
   const bundle = exportBundle(store, opts.runId, { format: opts.format, actor: opts.identity ?? cliActor(opts.operator), signer });
-  writeOutput(renderNote(bundle, opts.format), opts.out);
+  const text = renderNote(bundle, opts.format, registryTrust(evidenceRepos(store).identities.list(), store.file, 'exporter'));
+  writeOutput(text, opts.out);
+  const bytes = Buffer.byteLength(text);
+  if (opts.format === 'json' && bytes > LIMITS.bundleBytes)
+    notice(`Warning: this bundle is ${showBytes(bytes)}, over the ${showBytes(LIMITS.bundleBytes)} that verify accepts (docs/limits.md).`);
   notice(
     `Incident note of ${opts.runId} (${opts.format}) ${opts.out ? `written to ${opts.out}` : 'written'}; chain head seq ${bundle.audit.at(-1)?.seq ?? '?'}${signer ? `, signed by ${signer.identity.name}` : ', not signed (add --identity to sign the head)'}.`,
   );
@@ -56,20 +64,42 @@ export async function archiveCommand(
   return EXIT.ok;
 }
 
-export function importCommand(file: string, opts: { trust?: string[]; operator?: string }, store: Store, out: Reporter): ExitCode {
-  const verification = verifyFile(file, opts.trust ?? []);
-  if (!verification.ok) {
-    throw new InputError(`${file} did not verify, so nothing was imported:\n${verification.problems.map((p) => `  - ${p}`).join('\n')}`, {
+export async function importCommand(
+  file: string,
+  opts: { trust?: string[]; operator?: string },
+  store: Store,
+  out: Reporter,
+): Promise<ExitCode> {
+  const evidence = await readEvidenceFile(file, 'run archive');
+  if (evidence.kind !== 'archive')
+    throw new InputError(`${file} is a note bundle, not a run archive: make one with \`run-backfill archive --run-id ID --out run.bfr\``, {
       file,
     });
+  // The same rule as verify, before anything is stored: INTACT against keys this workspace trusts.
+  const trust = pinnedKeys(opts.trust) ?? registryTrust(evidenceRepos(store).identities.list(), store.file);
+  const verification = verifyEvidence(file, evidence, trust);
+  if (!verification.ok) {
+    out.record(
+      'import',
+      { ...verificationRecord(file, verification), imported: false },
+      `${verificationText(file, verification)}\nNothing was imported: an archive is imported only when it verifies INTACT.`,
+    );
+    return VERDICT_EXIT[verification.verdict];
   }
-  const archive = readArchive(readInput(file, 'run archive'), file);
-  const { runId, evidence } = importArchive(store, archive, verification, cliActor(opts.operator));
+  const { runId, evidence: count } = importArchive(store, evidence.archive, verification, cliActor(opts.operator));
   out.record(
     'import',
-    { runId, evidence, signedHead: verification.signedHead },
+    {
+      runId,
+      evidence: count,
+      imported: true,
+      verdict: verification.verdict,
+      signedHead: verification.signedHead,
+      trustedKeys: verification.trustedKeys,
+    },
     [
-      `Imported run ${runId} from ${file} for review (${evidence} evidence records); verified intact${verification.signedHead ? ', head signed' : ', head NOT signed'}.`,
+      `Imported run ${runId} from ${file} for review (${count} evidence records); verified INTACT, head signed${verification.signoff.by ? `, signed off by ${verification.signoff.by}` : ''}.`,
+      `  trust: ${verification.trustedKeys}`,
       ...verification.notes.map((n) => `  · ${n}`),
       `See it with: run-backfill status --run-id ${runId}`,
     ].join('\n'),

@@ -1,11 +1,14 @@
 /** Reading the files users hand to evidence commands, and writing results to --out or stdout. */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { InputError } from '../../../shared/errors.ts';
+import { readBoundedFile } from '../../engine/input/boundedFile.ts';
 
-export function readInput(file: string, what: string): Buffer {
+/** A file a user hands a command, never more than `limit` bytes (shared/limits.ts). */
+export function readInput(file: string, what: string, limit: number): Buffer {
   try {
-    return readFileSync(file);
+    return readBoundedFile(file, { what, limit });
   } catch (err) {
+    if (err instanceof InputError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw new InputError(code === 'ENOENT' ? `${what} ${file} not found` : `cannot read ${what} ${file}: ${(err as Error).message}`, {
       file,

@@ -1,6 +1,7 @@
 /** `run-backfill identity create | list | export-public | register`. */
-import { readFileSync } from 'node:fs';
 import { InputError } from '../../../shared/errors.ts';
+import { LIMITS } from '../../../shared/limits.ts';
+import { readBoundedText } from '../../engine/input/boundedFile.ts';
 import { checkIdentityName, checkRole, fingerprint, generateKeys, publicKeyPem, shortFingerprint } from '../../engine/evidence/keys.ts';
 import { evidenceRepos } from '../../engine/evidence/repos.ts';
 import type { Store } from '../../engine/store/index.ts';
@@ -87,8 +88,9 @@ export function registerIdentity(
 ): ExitCode {
   let pem: string;
   try {
-    pem = readFileSync(opts.publicKey, 'utf8');
+    pem = readBoundedText(opts.publicKey, { what: 'public key', field: '--public-key', limit: LIMITS.publicKeyBytes });
   } catch (err) {
+    if (err instanceof InputError) throw err;
     throw new InputError(`cannot read the public key ${opts.publicKey}: ${(err as Error).message}`, {
       file: opts.publicKey,
       field: '--public-key',

@@ -1,5 +1,6 @@
 /** `run-backfill signoff request | import | list` and `run-backfill sign`. */
 import { InputError } from '../../../shared/errors.ts';
+import { LIMITS } from '../../../shared/limits.ts';
 import { jobSchema, type Job } from '../../../shared/schemas.ts';
 import { shortFingerprint } from '../../engine/evidence/keys.ts';
 import { evidenceRepos } from '../../engine/evidence/repos.ts';
@@ -63,7 +64,12 @@ export interface SignOptions extends KeyOptions, GlobalOptions {
 }
 
 export async function sign(file: string, opts: SignOptions): Promise<ExitCode> {
-  const request = parseJsonFile(readInput(file, 'sign-off request').toString('utf8'), signoffRequestSchema, file, 'sign-off request');
+  const request = parseJsonFile(
+    readInput(file, 'sign-off request', LIMITS.signoffRequestBytes).toString('utf8'),
+    signoffRequestSchema,
+    file,
+    'sign-off request',
+  );
   checkRequest(request, file);
   const name = identityName(opts.identity, opts);
   notice(describeRequest(request));
@@ -91,7 +97,7 @@ function describeRequest(r: ReturnType<typeof signoffRequestSchema.parse>): stri
 }
 
 export function importSignoff(file: string, opts: { operator?: string }, store: Store, out: Reporter): ExitCode {
-  const signature = readSignatureFile(readInput(file, 'signature file').toString('utf8'), file);
+  const signature = readSignatureFile(readInput(file, 'signature file', LIMITS.signatureFileBytes).toString('utf8'), file);
   const { signoff, created } = evidenceRepos(store).signoffs.record(signature, cliActor(opts.operator));
   const s = signature.statement;
   const registered = evidenceRepos(store).identities.get(s.signer);

@@ -111,19 +111,52 @@ const checkpoint = z.object({
   signature: z.string(),
 });
 
-/** Structure only: values are judged by verification, which can then say exactly what changed. */
+const nullableText = z.string().nullable();
+
+/**
+ * Structure only: values are judged by verification, which can then say exactly what changed.
+ * Every field the verifier reads is typed here, so a crafted bundle is refused with the field's
+ * name instead of failing somewhere inside the checks.
+ */
 export const bundleSchema = z.object({
   format: z.literal(BUNDLE_FORMAT),
   runId: z.string(),
   exportedAt: z.string(),
   exportedBy: z.string(),
-  run: z.array(item),
-  plan: z.array(item),
-  job: z.array(item),
-  partitions: z.array(item),
-  evidence: z.array(item),
-  signoffs: z.array(item),
-  identities: z.array(item),
+  run: z.array(
+    z.looseObject({
+      runId: z.string(),
+      planHash: z.string(),
+      jobHash: z.string(),
+      kind: z.string(),
+      tier: nullableText,
+      executedBy: nullableText,
+    }),
+  ),
+  plan: z.array(z.looseObject({ planHash: z.string() })),
+  job: z.array(z.looseObject({ jobHash: z.string() })),
+  partitions: z.array(z.looseObject({ key: z.string() })),
+  evidence: z.array(
+    z.looseObject({
+      id: z.number(),
+      runId: nullableText,
+      planHash: nullableText,
+      kind: z.string(),
+      createdAt: z.string(),
+      bodyJson: z.string(),
+      bodySha256: z.string(),
+    }),
+  ),
+  signoffs: z.array(
+    z.looseObject({
+      id: z.number(),
+      statement: item,
+      signedText: z.string(),
+      signature: z.string(),
+      publicKeyPem: z.string(),
+    }),
+  ),
+  identities: z.array(z.looseObject({ name: z.string(), role: z.string(), publicKeyPem: z.string(), fingerprint: z.string() })),
   audit: z.array(auditEntry),
   checkpoints: z.array(checkpoint),
   manifest: z.object({

@@ -7,11 +7,13 @@
  * PBKDF2 at a low iteration count that cannot be raised.
  */
 import { createCipheriv, createDecipheriv, createPrivateKey, randomBytes, scryptSync, type KeyObject } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { canonicalJson } from '../../../shared/canonicalJson.ts';
 import { InputError } from '../../../shared/errors.ts';
+import { LIMITS } from '../../../shared/limits.ts';
+import { readBoundedText } from '../input/boundedFile.ts';
 import { checkIdentityName, fingerprint, publicKeyPem, ROLES } from './keys.ts';
 import type { KeyVault, UnlockedIdentity, VaultIdentity } from './vault.ts';
 
@@ -129,8 +131,9 @@ export function createFileKeyVault(options: FileKeyVaultOptions): KeyVault {
 export function readKeyFile(file: string): KeyFile {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readBoundedText(file, { what: 'key file', limit: LIMITS.keyFileBytes });
   } catch (err) {
+    if (err instanceof InputError) throw err;
     const code = (err as NodeJS.ErrnoException).code;
     throw new InputError(code === 'ENOENT' ? `no private key at ${file}` : `cannot read ${file}: ${(err as Error).message}`, {
       file,

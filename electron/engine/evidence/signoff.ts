@@ -7,6 +7,8 @@
 import { z } from 'zod';
 import { canonicalJson } from '../../../shared/canonicalJson.ts';
 import { InputError } from '../../../shared/errors.ts';
+import { LIMITS, overLimitError } from '../../../shared/limits.ts';
+import { parseBoundedJson } from '../input/boundedJson.ts';
 import { jobSchema, planSchema } from '../../../shared/schemas.ts';
 import { jobHash, planHash } from '../plan/hash.ts';
 import { sha256Hex } from './chain.ts';
@@ -59,12 +61,7 @@ export const signatureFileSchema = z.object({
 export type SignatureFile = z.infer<typeof signatureFileSchema>;
 
 export function parseJsonFile<T>(text: string, schema: z.ZodType<T>, file: string, what: string): T {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch (err) {
-    throw new InputError(`${file} is not a ${what} (not JSON: ${err instanceof Error ? err.message : String(err)})`, { file });
-  }
+  const data = parseBoundedJson(text, { file, what });
   const result = schema.safeParse(data);
   if (!result.success) {
     const issue = result.error.issues[0];
@@ -135,6 +132,10 @@ export function signRequest(request: SignoffRequest, signer: UnlockedIdentity, c
 
 /** Parses a signature file and proves it self-consistent: text = statement, key = signerKey, signature valid. */
 export function readSignatureFile(text: string, file: string): SignatureFile {
+  // The app hands the pasted text here too: the one limit for both (shared/limits.ts).
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > LIMITS.signatureFileBytes)
+    throw overLimitError({ file, what: 'sign-off signature file', size: bytes, limit: LIMITS.signatureFileBytes, unit: 'bytes' });
   const sig = parseJsonFile(text, signatureFileSchema, file, 'sign-off signature file');
   if (sig.signedText !== canonicalJson(sig.statement)) {
     throw new InputError(`${file}: signedText is not the canonical form of statement: one of them was edited after signing`, {

@@ -15,9 +15,11 @@ export interface SignoffContext {
   jobHash: string;
   /** The identity name of the operator executing (see operatorName). */
   operator: string;
-  identity(name: string): Identity | undefined;
+  identity(name: string): Pick<Identity, 'name' | 'role' | 'publicKeyPem' | 'fingerprint'> | undefined;
   /** Whether dry-run evidence with this body hash is on record for the plan. */
   impactOnRecord(impactHash: string): boolean;
+  /** Where identities are looked up, for messages: "in this workspace" unless said otherwise. */
+  registry?: string;
 }
 
 /** The identity name in a CLI actor: `alice@host` → `alice`; a bare name stays as it is. */
@@ -31,7 +33,7 @@ export function signoffProblem(s: Signoff, ctx: SignoffContext): string | null {
   const who = `the sign-off by ${s.signer} (signed ${s.signedAt})`;
   const identity = ctx.identity(s.signer);
   if (identity === undefined) {
-    return `${who} does not count: ${s.signer} is not a registered identity in this workspace (key ${shortFingerprint(s.signerKey)}); register their public key with \`run-backfill identity register --name ${s.signer} --role lead --public-key FILE\``;
+    return `${who} does not count: ${s.signer} is not a registered identity ${ctx.registry ?? 'in this workspace'} (key ${shortFingerprint(s.signerKey)}); register their public key with \`run-backfill identity register --name ${s.signer} --role lead --public-key FILE\``;
   }
   if (identity.fingerprint !== s.signerKey) {
     return `${who} does not count: it was made with key ${shortFingerprint(s.signerKey)}, which is not ${s.signer}'s registered key ${shortFingerprint(identity.fingerprint)} (an unregistered key)`;

@@ -9,7 +9,7 @@ import { StoreError } from '../store/errors.ts';
 import { toChainedEntry } from '../store/repos/audit.ts';
 import type { AuditRow } from '../store/rows.ts';
 import { sha256Hex, type ChainedEntry } from './chain.ts';
-import { checkCheckpoints, type CheckpointFinding } from './checkpointCheck.ts';
+import { checkCheckpoints, signerProblem, type CheckpointFinding } from './checkpointCheck.ts';
 import { toCheckpoint } from './checkpoints.ts';
 import type { Identity } from './identities.ts';
 import { shortFingerprint } from './keys.ts';
@@ -74,9 +74,11 @@ function verifyOpen(db: Database.Database, file: string): DbVerification {
     all<Parameters<typeof toCheckpoint>[0]>('SELECT * FROM audit_checkpoints ORDER BY id').map(toCheckpoint),
     bySeq,
     { firstSeq: chain.firstSeq, lastSeq: chain.head?.seq ?? null },
-    (name) => identities.get(name),
+    {
+      judge: (what, signer, signerKey) => signerProblem(what, signer, signerKey, (name) => identities.get(name), 'registered identities'),
+    },
   );
-  for (const c of checkpoints) problems.push(...c.problems);
+  for (const c of checkpoints) problems.push(...c.untrusted, ...c.problems);
   const lastSigned = Math.max(0, ...checkpoints.filter((c) => c.signed).map((c) => c.checkpoint.seq));
   if (chain.head && chain.head.seq > lastSigned) {
     notes.push(

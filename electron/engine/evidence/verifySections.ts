@@ -20,14 +20,15 @@ export function compareSection(section: SectionName, expected: readonly Manifest
   const noun = NOUN[section];
   const actual = items.map((item) => manifestItem(section, item));
   const problems: string[] = [];
-  const expectedIds = expected.map((e) => e.id);
-  const actualIds = actual.map((a) => a.id);
-  for (const id of expectedIds)
-    if (!actualIds.includes(id)) problems.push(`${noun} ${id} is missing from ${section}[]: it was removed after export`);
-  for (const id of actualIds)
-    if (!expectedIds.includes(id)) problems.push(`${noun} ${id} in ${section}[] was not in the note when it was exported: it was added`);
-  const common = expectedIds.filter((id) => actualIds.includes(id));
-  const order = actualIds.filter((id) => expectedIds.includes(id));
+  // Sets and maps, not includes/find: a bundle holds tens of thousands of audit entries.
+  const expectedById = new Map(expected.map((e) => [e.id, e]));
+  const actualIds = new Set(actual.map((a) => a.id));
+  for (const e of expected)
+    if (!actualIds.has(e.id)) problems.push(`${noun} ${e.id} is missing from ${section}[]: it was removed after export`);
+  for (const a of actual)
+    if (!expectedById.has(a.id)) problems.push(`${noun} ${a.id} in ${section}[] was not in the note when it was exported: it was added`);
+  const common = expected.filter((e) => actualIds.has(e.id)).map((e) => e.id);
+  const order = actual.filter((a) => expectedById.has(a.id)).map((a) => a.id);
   const at = common.findIndex((id, i) => order[i] !== id);
   if (at >= 0) {
     const [a, b] = [common[at], common[at + 1]];
@@ -38,7 +39,7 @@ export function compareSection(section: SectionName, expected: readonly Manifest
     );
   }
   actual.forEach((item, index) => {
-    const want = expected.find((e) => e.id === item.id);
+    const want = expectedById.get(item.id);
     if (!want || want.sha256 === item.sha256) return;
     const fields = changedFields(want, item);
     problems.push(

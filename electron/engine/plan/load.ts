@@ -1,11 +1,13 @@
 // Reads the files users write (config, jobs, plans). Every failure is an InputError whose
 // message names the file, the field (dotted path) and the value, and says what to do next.
 // Values from these files are data only: nothing here executes or interpolates them.
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { InputError, showValue } from '../../../shared/errors.ts';
+import { LIMITS } from '../../../shared/limits.ts';
+import { readBoundedText } from '../input/boundedFile.ts';
+import { EMPTY, parseBoundedYaml } from '../input/boundedYaml.ts';
 import { configSchema, JOB_NAME, jobSchema, planSchema, redactUrl, type Config, type Job, type Plan } from '../../../shared/schemas.ts';
 
 type What = 'job' | 'plan' | 'config';
@@ -22,35 +24,22 @@ const REQUIRED: Record<What, string> = {
   plan: 'request_id, job, range and write_mode',
 };
 
+const FILE_WORD: Record<What, string> = { job: 'job file', plan: 'plan file', config: 'config file' };
+
 export function parseYamlFile<T>(file: string, schema: z.ZodType<T>, what: What): T {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readBoundedText(file, { what: FILE_WORD[what], limit: LIMITS.yamlFileBytes });
   } catch (error) {
+    if (error instanceof InputError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     if (code === 'ENOENT')
       throw new InputError(`${what} file ${file} not found: ${NOT_FOUND_HINT[what]}`, { file, hint: NOT_FOUND_HINT[what] });
     if (code === 'EISDIR') throw new InputError(`${what} file ${file} is a folder, not a YAML file`, { file });
     throw new InputError(`${what} file ${file} cannot be read: ${(error as Error).message}`, { file });
   }
-
-  const lineCounter = new LineCounter();
-  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true });
-  const syntax = doc.errors[0];
-  if (syntax) {
-    const { line, col } = lineCounter.linePos(syntax.pos[0]);
-    const first = syntax.message.split('\n')[0] ?? syntax.message;
-    throw new InputError(`${file}:${line}:${col}: YAML syntax error: ${first}`, { file, hint: 'fix the YAML syntax at that line' });
-  }
-  if (doc.contents === null) {
-    throw new InputError(`${file} is empty: a ${what} file needs at least ${REQUIRED[what]}`, { file });
-  }
-  let data: unknown;
-  try {
-    data = doc.toJS({ maxAliasCount: 100 });
-  } catch (error) {
-    throw new InputError(`${file}: ${(error as Error).message}`, { file });
-  }
+  const data = parseBoundedYaml(text, file, FILE_WORD[what]);
+  if (data === EMPTY) throw new InputError(`${file} is empty: a ${what} file needs at least ${REQUIRED[what]}`, { file });
 
   const result = schema.safeParse(data);
   if (result.success) return result.data;

@@ -5,7 +5,9 @@
  * → call the engine → return a Result. Nothing is thrown across the bridge.
  */
 import { CALLS, type CallArgs, type CallName, type CallOutput, type CallResult } from '../../../shared/contract.ts';
+import { LIMITS } from '../../../shared/limits.ts';
 import { describeInputIssues, toCallError } from './errors.ts';
+import { measureInput } from './inputSize.ts';
 
 export interface IpcEventLike {
   /** the frame that sent the message; null once it navigated away or was destroyed */
@@ -27,8 +29,8 @@ export interface Guard {
   log?: (channel: string, error: unknown) => void;
 }
 
-/** Larger inputs are refused before parsing: a megabyte string is an attack, not a plan. */
-export const MAX_INPUT_CHARS = 2_000_000;
+/** Larger inputs are refused before parsing: a megabyte string is an attack, not a plan (shared/limits.ts). */
+export const MAX_INPUT_CHARS = LIMITS.ipcInputChars;
 
 export function handle<N extends CallName>(
   ipc: IpcMainLike,
@@ -46,14 +48,20 @@ export function handle<N extends CallName>(
     }
     if (args.length !== 1)
       return { ok: false, error: { code: 'input', message: `${name} takes exactly one argument (an object), got ${args.length}` } };
-    const size = serializedLength(args[0]);
-    if (size === null || size > MAX_INPUT_CHARS) {
+    const size = measureInput(args[0], MAX_INPUT_CHARS);
+    if (!size.ok) {
+      const n = (x: number) => x.toLocaleString('en-US');
       return {
         ok: false,
-        error: {
-          code: 'input',
-          message: `${name} refused its input: ${size === null ? 'not plain data' : `${size} characters, over the limit of ${MAX_INPUT_CHARS}`}`,
-        },
+        error:
+          size.reason === 'not-data'
+            ? { code: 'input', message: `${name} refused its input: field "${size.field}" ${size.what}`, field: size.field }
+            : {
+                code: 'input',
+                message: `${name} refused its input: it is over ${n(MAX_INPUT_CHARS)} characters, the limit for one call (field "${size.field}" alone is ${n(size.fieldChars)})`,
+                field: size.field,
+                hint: 'the limits on input and why: docs/limits.md',
+              },
       };
     }
     const parsed = CALLS[name].input.safeParse(args[0]);
@@ -66,12 +74,4 @@ export function handle<N extends CallName>(
       return { ok: false, error };
     }
   });
-}
-
-function serializedLength(value: unknown): number | null {
-  try {
-    return JSON.stringify(value)?.length ?? 0;
-  } catch {
-    return null; // a cycle or a BigInt: not what the contract sends
-  }
 }

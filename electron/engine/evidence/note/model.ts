@@ -115,7 +115,10 @@ export function buildNoteModel(bundle: NoteBundle, verification: BundleVerificat
       ['Chain head', `${str(exported?.hash)} (seq ${str(exported?.seq)}, ${str(exported?.event)})`],
       ['Manifest sha256', manifestHash(bundle.manifest)],
       ['Signed checkpoints', checkpoints.join('; ') || 'none: the head is not signed'],
-      ['Verify', `run-backfill verify ${bundle.runId}.json --trust LEAD.pub.pem`],
+      [
+        'Verify',
+        `run-backfill verify ${bundle.runId}.json --trust LEAD.pub.pem --trust SIGNER.pub.pem (every signer's key; or where their identities are registered)`,
+      ],
     ],
     signatures: {
       header: ['what', 'signer', 'role', 'key', 'at', 'verified'],
@@ -128,8 +131,20 @@ export function buildNoteModel(bundle: NoteBundle, verification: BundleVerificat
         s.valid ? 'yes' : 'NO',
       ]),
     },
-    verdict: verification.ok
-      ? `Intact at export${verification.signedHead ? ', head signed' : ', head NOT signed'}.`
-      : `NOT intact: ${verification.problems.join(' | ')}`,
+    verdict: noteVerdict(verification),
   };
+}
+
+/** The note's one sentence about itself, from the verdict verify would give with the exporter's keys. */
+function noteVerdict(v: BundleVerification): string {
+  switch (v.verdict) {
+    case 'intact':
+      return 'Intact at export, head signed.';
+    case 'broken':
+      return `NOT intact: ${v.broken.join(' | ')}`;
+    case 'untrusted':
+      return `Intact at export, ${v.signedHead ? 'head signed' : 'head NOT signed'}; not vouched for by a registered key: ${v.untrusted.join(' | ')}`;
+    case 'not-signed-off':
+      return `Intact at export, head signed; NOT SIGNED OFF: ${v.signoff.problems.join(' | ')}`;
+  }
 }
