@@ -120,7 +120,17 @@ export const CALL_NAMES = Object.keys(CALLS) as CallName[];
 export const EVENT_NAMES = Object.keys(EVENTS) as EventName[];
 
 export type ErrorCode =
-  'input' | 'gate' | 'not-found' | 'conflict' | 'unavailable' | 'plain-text-secret' | 'store' | 'untrusted-sender' | 'internal';
+  | 'input'
+  | 'gate'
+  | 'not-found'
+  | 'conflict'
+  | 'unavailable'
+  | 'plain-text-secret'
+  | 'store'
+  /** a server (PostgreSQL, S3) cannot be reached or refused the session */
+  | 'connection'
+  | 'untrusted-sender'
+  | 'internal';
 
 export interface CallError {
   message: string;

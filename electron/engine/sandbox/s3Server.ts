@@ -45,7 +45,7 @@ export const spawnNode: NodeSpawner = (script, args, execArgv) => {
 
 /**
  * The server script: beside this module when running from the sources, beside the bundle when
- * built (scripts/build-cli.mjs and the Vite main build copy it there).
+ * built (scripts/build-node.mjs and the Vite main build copy it there).
  */
 export function s3rverScript(): string {
   const here = dirname(fileURLToPath(import.meta.url));

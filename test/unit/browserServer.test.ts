@@ -1,6 +1,6 @@
 /**
- * The test harness (and browser mode) is a local server that can run backfills: loopback
- * only, its own Host only, a per-run token for everything, calls from its own Origin only,
+ * Browser mode's server is a local server that can run backfills: loopback only, its own Host
+ * only, a per-run token for everything, calls from its own Origin only, request bodies capped,
  * the app:// traversal guard for files, and the contract's handlers behind it.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,10 +11,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CALL_NAMES, splitCallName } from '../../shared/contract.ts';
 import { CONTENT_SECURITY_POLICY } from '../../shared/csp.ts';
 import type { RunbookService } from '../../electron/engine/runbook/service.ts';
-import { startHarness, type Harness } from '../e2e/harness/server.ts';
+import { startBrowserServer, type BrowserServer } from '../../electron/browser/server.ts';
+import { MAX_BODY_BYTES } from '../../electron/browser/http.ts';
 
 let dir: string;
-let harness: Harness;
+let harness: BrowserServer;
+const BRIDGE = 'Object.defineProperty(globalThis, "runbook", { value: {} });';
 const reached: string[] = [];
 
 function fakeService(): RunbookService {
@@ -67,7 +69,7 @@ beforeAll(async () => {
   );
   writeFileSync(join(dir, 'assets', 'a.js'), 'console.log(1)');
   writeFileSync(join(tmpdir(), 'bfr-harness-secret.txt'), 'secret');
-  harness = await startHarness({ createService: fakeService, rendererDir: dir, injectBridgeTag: true });
+  harness = await startBrowserServer({ createService: fakeService, rendererDir: dir, bridgeScript: BRIDGE });
 }, 60_000);
 
 afterAll(async () => {
@@ -110,14 +112,14 @@ describe('the harness server', () => {
     expect(reply.body).not.toContain('secret');
   });
 
-  it('serves the renderer with the CSP, and the bridge script before the app in browser mode', async () => {
+  it('serves the renderer with the CSP, and the bridge script before the app', async () => {
     const page = await send('/');
     expect(page.status).toBe(200);
     expect(page.headers['content-security-policy']).toBe(CONTENT_SECURITY_POLICY);
     expect(page.headers['x-content-type-options']).toBe('nosniff');
     expect(page.body).toContain('<script src="/__runbook/bridge.js"></script>\n    <script type="module" src="./assets/a.js">');
     const bridge = await send('/__runbook/bridge.js');
-    expect(bridge.body).toContain('runbook');
+    expect(bridge.body).toBe(BRIDGE);
     expect(bridge.body).not.toContain(harness.token);
   });
 
@@ -137,5 +139,38 @@ describe('the harness server', () => {
     });
     expect(JSON.parse(huge.body)).toMatchObject({ ok: false, error: { code: 'input' } });
     expect(reached).toEqual(['runbook:get']);
+  });
+
+  it('reads no call body past its cap: 413, and the connection closes', async () => {
+    const over = await send('/__runbook/call/app:info', { method: 'POST', headers: callHeaders(), body: 'x'.repeat(MAX_BODY_BYTES + 1) });
+    expect(over.status).toBe(413);
+    expect(JSON.parse(over.body)).toMatchObject({
+      ok: false,
+      error: { code: 'input', message: expect.stringContaining('over') as string },
+    });
+    expect(over.headers.connection).toBe('close');
+    // A body announced as a terabyte is refused on its headers, before a byte of it is sent.
+    const url = new URL(harness.origin);
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port: Number(url.port),
+          path: '/__runbook/call/app:info',
+          method: 'POST',
+          headers: { ...callHeaders(), host: url.host, cookie: `runbook_token=${harness.token}`, 'content-length': String(1e12) },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+          req.destroy();
+        },
+      );
+      req.on('error', (err) => (req.destroyed ? undefined : reject(err)));
+      req.flushHeaders();
+    });
+    expect(status).toBe(413);
+    expect(reached).not.toContain('app:info');
+    expect((await send('/')).status).toBe(200); // and it goes on serving
   });
 });
