@@ -16,6 +16,7 @@ import { freePort, startEmbeddedPostgres, type PgServerInfo } from './embeddedPo
 import { SANDBOX_JOBS, sandboxConfig } from './jobs.ts';
 import { startS3Server, type NodeSpawner, type S3ServerInfo } from './s3Server.ts';
 import { seedWarehouse } from './seed.ts';
+import { startFailure } from './startFailure.ts';
 
 export interface SandboxWorkspace {
   dir: string;
@@ -116,7 +117,7 @@ export function sandboxInUse(dir: string): number | undefined {
 function attach(dir: string, owner: number, state: SandboxState | undefined): SandboxWorkspace {
   const configFile = join(dir, 'backfill.config.yaml');
   if (!state?.s3Port || !existsSync(configFile)) {
-    throw new Error(
+    throw startFailure(
       `the sandbox in ${dir} is in use by another process (its PostgreSQL has pid ${owner}) that did not leave its connection config: stop that process (quit the app, or run-backfill sandbox down), then start again`,
     );
   }
