@@ -3,7 +3,7 @@
  * passes the same gates, gets the same stop conditions and failure limits and the same retune
  * rules whoever starts it: gates → config → target → (record | retune) → runner.
  */
-import { GateError, InputError } from '../../../shared/errors.ts';
+import { InputError } from '../../../shared/errors.ts';
 import type { Config, Job, Plan } from '../../../shared/schemas.ts';
 import type { ExecutorEvent } from '../executor/events.ts';
 import { Runner, type Reprocess } from '../executor/runner.ts';
@@ -13,6 +13,7 @@ import { StopConditions, expectedRowsFrom } from '../safety/stopConditions.ts';
 import type { Store } from '../store/index.ts';
 import { backfillApplicationName } from '../targets/postgres/partitionTarget.ts';
 import { checkExecutionGates } from './gates.ts';
+import { jobChanged } from './planning.ts';
 import { openTarget, recordRun, type PreparedPlan } from './prepare.ts';
 import { effectivePlan, retuneFor, type PlanChange } from './retune.ts';
 
@@ -65,11 +66,7 @@ export async function openExecution(req: ExecutionRequest): Promise<Execution> {
         value: runId,
         hint: 'a signed plan never changes: pick a new run id, or resume the run as planned',
       });
-    if (run.jobHash !== prepared.jobHash)
-      throw new GateError(`job "${run.jobName}" changed since run "${runId}" was planned: resuming would mix two versions of the SQL`, [
-        `job hash at planning ${run.jobHash.slice(0, 12)}, now ${prepared.jobHash.slice(0, 12)}`,
-        'restore the job file, or start a new run with a new run id',
-      ]);
+    if (run.jobHash !== prepared.jobHash) throw jobChanged(run);
     if (run.status === 'succeeded' && (req.reprocess ?? 'missing') === 'missing') return { status: 'done', runId };
   }
   const current = run ? effectivePlan(prepared.plan, run.settings) : prepared.plan;
