@@ -58,10 +58,24 @@ async function npmStart(cwd: string, home: string, env: NodeJS.ProcessEnv = {}):
     address,
     output: () => output,
     stop: async () => {
-      process.kill(-(child.pid ?? 0), 'SIGTERM'); // npm, the start script, browser mode and the Sandbox's servers
-      return exited;
+      // npm, the start script, browser mode and the Sandbox's servers: one process group.
+      const group = -(child.pid ?? 0);
+      process.kill(group, 'SIGTERM');
+      const code = await exited;
+      // npm may exit before what it started has shut down: wait for the whole group (at most 60 s).
+      for (let i = 0; i < 600 && groupAlive(group); i++) await new Promise((r) => setTimeout(r, 100));
+      return code;
     },
   };
+}
+
+function groupAlive(group: number): boolean {
+  try {
+    process.kill(group, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 async function reachApp(browser: Browser, address: string, name: string): Promise<void> {
@@ -151,7 +165,7 @@ describe.skipIf(chromium.path === null)('npm start, browser mode, reached with C
         ['node_modules/vitest/vitest.mjs', 'run', '--project', 'integration', 'test/integration/cli-errors.test.ts'],
         {
           cwd: clone,
-          env: { PATH: process.env.PATH, HOME: home(), CI: process.env.CI ?? '' },
+          env: { PATH: process.env.PATH, HOME: home(), CI: process.env.CI ?? '', NO_COLOR: '1' },
           encoding: 'utf8',
           timeout: 300_000,
         },
