@@ -2,7 +2,7 @@
  * The IPC contract (DESIGN §3): the ONLY place a channel is named. Every call the renderer can
  * make, with a zod schema for its input and the type of its result; the events main sends.
  * From this one list the preload builds `window.runbook`, main registers its handlers and the
- * test harness serves the same handlers over loopback HTTP.
+ * browser mode's server (electron/browser) serves the same handlers over loopback HTTP.
  *
  * **Important**: inputs are untrusted even from our own renderer. Schemas are strict (unknown
  * fields refused) and bounded (no megabyte strings), and results never carry a secret.

@@ -15,7 +15,7 @@ import { startBrowserServer, type BrowserServer } from '../../electron/browser/s
 import { MAX_BODY_BYTES } from '../../electron/browser/http.ts';
 
 let dir: string;
-let harness: BrowserServer;
+let server: BrowserServer;
 const BRIDGE = 'Object.defineProperty(globalThis, "runbook", { value: {} });';
 const reached: string[] = [];
 
@@ -41,10 +41,10 @@ function send(
   path: string,
   opts: { method?: string; headers?: Record<string, string>; body?: string; cookie?: boolean } = {},
 ): Promise<Reply> {
-  const url = new URL(harness.origin);
+  const url = new URL(server.origin);
   const headers: Record<string, string> = {
     host: url.host,
-    ...(opts.cookie === false ? {} : { cookie: `runbook_token=${harness.token}` }),
+    ...(opts.cookie === false ? {} : { cookie: `runbook_token=${server.token}` }),
     ...opts.headers,
   };
   return new Promise((resolve, reject) => {
@@ -58,36 +58,36 @@ function send(
   });
 }
 
-const callHeaders = () => ({ origin: harness.origin, 'content-type': 'application/json' });
+const callHeaders = () => ({ origin: server.origin, 'content-type': 'application/json' });
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'bfr-harness-'));
+  dir = mkdtempSync(join(tmpdir(), 'bfr-browser-'));
   mkdirSync(join(dir, 'assets'));
   writeFileSync(
     join(dir, 'index.html'),
     '<!doctype html><html><head><script type="module" src="./assets/a.js"></script></head><body></body></html>',
   );
   writeFileSync(join(dir, 'assets', 'a.js'), 'console.log(1)');
-  writeFileSync(join(tmpdir(), 'bfr-harness-secret.txt'), 'secret');
-  harness = await startBrowserServer({ createService: fakeService, rendererDir: dir, bridgeScript: BRIDGE });
+  writeFileSync(join(tmpdir(), 'bfr-browser-secret.txt'), 'secret');
+  server = await startBrowserServer({ createService: fakeService, rendererDir: dir, bridgeScript: BRIDGE });
 }, 60_000);
 
 afterAll(async () => {
-  await harness.close();
+  await server.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('the harness server', () => {
+describe('the browser-mode server', () => {
   it('listens on loopback only, with a long random token', () => {
-    expect(harness.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
-    expect(harness.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(server.origin).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/);
+    expect(server.token).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
   it('opens a session only with the right token, as an HttpOnly SameSite=Strict cookie', async () => {
-    expect((await send(`/__runbook/enter?token=${harness.token.slice(1)}x`, { cookie: false })).status).toBe(403);
-    const ok = await send(`/__runbook/enter?token=${harness.token}`, { cookie: false });
+    expect((await send(`/__runbook/enter?token=${server.token.slice(1)}x`, { cookie: false })).status).toBe(403);
+    const ok = await send(`/__runbook/enter?token=${server.token}`, { cookie: false });
     expect(ok.status).toBe(302);
-    expect(ok.headers['set-cookie']).toEqual([`runbook_token=${harness.token}; HttpOnly; SameSite=Strict; Path=/`]);
+    expect(ok.headers['set-cookie']).toEqual([`runbook_token=${server.token}; HttpOnly; SameSite=Strict; Path=/`]);
   });
 
   it.each<[string, string, () => Parameters<typeof send>[1], number]>([
@@ -104,8 +104,8 @@ describe('the harness server', () => {
     ['a call with no Origin', '/__runbook/call/app:info', () => ({ method: 'POST', body: '{}' }), 403],
     ['a channel not in the contract', '/__runbook/call/shell:exec', () => ({ method: 'POST', headers: callHeaders(), body: '{}' }), 404],
     ['a GET call', '/__runbook/call/app:info', () => ({}), 405],
-    ['an escape from the renderer folder', '/..%2f..%2f..%2fbfr-harness-secret.txt', () => ({}), 404],
-    ['a double-encoded escape', '/%252e%252e%252fbfr-harness-secret.txt', () => ({}), 404],
+    ['an escape from the renderer folder', '/..%2f..%2f..%2fbfr-browser-secret.txt', () => ({}), 404],
+    ['a double-encoded escape', '/%252e%252e%252fbfr-browser-secret.txt', () => ({}), 404],
   ])('refuses %s', async (_what, path, opts, status) => {
     const reply = await send(path, opts());
     expect(reply.status).toBe(status);
@@ -120,7 +120,7 @@ describe('the harness server', () => {
     expect(page.body).toContain('<script src="/__runbook/bridge.js"></script>\n    <script type="module" src="./assets/a.js">');
     const bridge = await send('/__runbook/bridge.js');
     expect(bridge.body).toBe(BRIDGE);
-    expect(bridge.body).not.toContain(harness.token);
+    expect(bridge.body).not.toContain(server.token);
   });
 
   it("answers a call with the handlers' Result, like ipcRenderer.invoke", async () => {
@@ -150,7 +150,7 @@ describe('the harness server', () => {
     });
     expect(over.headers.connection).toBe('close');
     // A body announced as a terabyte is refused on its headers, before a byte of it is sent.
-    const url = new URL(harness.origin);
+    const url = new URL(server.origin);
     const status = await new Promise<number>((resolve, reject) => {
       const req = request(
         {
@@ -158,7 +158,7 @@ describe('the harness server', () => {
           port: Number(url.port),
           path: '/__runbook/call/app:info',
           method: 'POST',
-          headers: { ...callHeaders(), host: url.host, cookie: `runbook_token=${harness.token}`, 'content-length': String(1e12) },
+          headers: { ...callHeaders(), host: url.host, cookie: `runbook_token=${server.token}`, 'content-length': String(1e12) },
         },
         (res) => {
           res.resume();
