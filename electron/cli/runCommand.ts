@@ -124,13 +124,13 @@ async function execute(loaded: LoadedPlan, opts: RunOptions, store: Store, out: 
     changes,
     reprocess: opts.reprocess ?? 'missing',
     onSanity: (report) => out.record('sanity-check', { ...report }, formatSanity(report)),
+    onRetuned: (summary) => out.say(`Retuned run ${prepared.plan.request_id} for this resume: ${summary}`),
     onEvent: (e) => out.event(e),
   });
   if (execution.status === 'done') {
     out.say(`Run ${execution.runId} already succeeded; nothing to resume (use --reprocess all to redo it).`);
     return EXIT.ok;
   }
-  if (execution.retuned) out.say(`Retuned run ${prepared.plan.request_id} for this resume: ${execution.retuned}`);
   const { runner } = execution;
   // First Ctrl-C: finish the partition in flight. Second: roll it back now. Either way resumable.
   let interrupts = 0;

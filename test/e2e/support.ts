@@ -125,3 +125,34 @@ export async function shot(page: Page, name: string): Promise<void> {
 export async function openStep(page: Page, n: number, title: string): Promise<void> {
   await page.getByRole('button', { name: new RegExp(`^\\D*${n}\\. ${title}`) }).click();
 }
+
+/** The DOM of a scrolling element, as far as these helpers use it (the tests' tsconfig has no DOM types). */
+export interface Scroller {
+  scrollTop: number;
+  clientHeight: number;
+  scrollHeight: number;
+}
+
+/**
+ * Every row of a virtual table (components/VirtualTable.tsx renders only those in view), read
+ * by scrolling it from top to bottom; each row's text once, in order.
+ */
+export async function allRows(page: Page, label: string): Promise<string[]> {
+  const table = page.getByRole('table', { name: label, exact: true });
+  const body = table.locator('.vtable-body');
+  const rows = new Map<number, string>();
+  await body.evaluate((el: Scroller) => (el.scrollTop = 0));
+  for (let i = 0; i < 1000; i++) {
+    for (const row of await table.locator('[role="row"][aria-rowindex]').all()) {
+      rows.set(Number(await row.getAttribute('aria-rowindex')), (await row.textContent()) ?? '');
+    }
+    const atEnd = await body.evaluate((el: Scroller) => {
+      const end = el.scrollTop + el.clientHeight >= el.scrollHeight - 1;
+      el.scrollTop += el.clientHeight;
+      return end;
+    });
+    if (atEnd) break;
+    await page.waitForTimeout(50); // the virtualizer renders the rows now in view
+  }
+  return [...rows.entries()].sort(([a], [b]) => a - b).map(([, text]) => text);
+}

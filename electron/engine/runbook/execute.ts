@@ -33,19 +33,13 @@ export interface ExecutionRequest {
   reprocess?: Reprocess;
   /** sees the source sanity report the gate took, to show it */
   onSanity?: (report: SanityReport) => void;
+  /** hears what `changes` retuned, in words, once it is recorded (the lease is ours) */
+  onRetuned?: (summary: string) => void;
   onEvent?: (event: ExecutorEvent) => void;
 }
 
 export type Execution =
-  | {
-      status: 'ready';
-      runner: Runner;
-      /** the plan the run executes with (the signed one, retunes over it) */
-      plan: Plan;
-      resumed: boolean;
-      /** what this call retuned, in words, or null */
-      retuned: string | null;
-    }
+  | { status: 'ready'; runner: Runner }
   /** the run already succeeded and nothing was asked to be redone */
   | { status: 'done'; runId: string };
 
@@ -86,10 +80,12 @@ export async function openExecution(req: ExecutionRequest): Promise<Execution> {
   // Recorded once the lease is ours: a resume refused because another executor drives the run
   // must not retune that executor behind its back.
   const onLeased = retune
-    ? () => void store.runs.updateSettings(runId, retune.settings, actor, { summary: retune.summary, via: 'resume' })
+    ? () => {
+        store.runs.updateSettings(runId, retune.settings, actor, { summary: retune.summary, via: 'resume' });
+        req.onRetuned?.(retune.summary);
+      }
     : undefined;
-  const runner = createRunner({ ...req, config, job: prepared.job, plan, target, onLeased });
-  return { status: 'ready', runner, plan, resumed: run !== undefined && run.status !== 'planned', retuned: retune?.summary ?? null };
+  return { status: 'ready', runner: createRunner({ ...req, config, job: prepared.job, plan, target, onLeased }) };
 }
 
 interface RunnerSetup {
