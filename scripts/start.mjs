@@ -15,7 +15,7 @@ const require = createRequire(import.meta.url);
 
 function electronBinary() {
   if (!existsSync(join(root, 'node_modules', 'electron', 'package.json')))
-    return { why: 'npm install could not download it (Electron is an optional dependency, so the install went on without it)' };
+    return { why: 'npm install could not download it, and went on without it (Electron is an optional dependency)' };
   try {
     const path = require('electron'); // the electron package resolves to its binary's path
     if (typeof path === 'string' && existsSync(path)) return { path };
@@ -83,7 +83,7 @@ console.log(
     '',
     process.argv.includes('--browser')
       ? 'Browser mode was asked for (--browser).'
-      : `The desktop app is not installed: Electron's binary is missing (${electron.why}).`,
+      : `The desktop app is not installed: Electron's binary is missing — ${electron.why}.`,
     process.env.ELECTRON_SKIP_BINARY_DOWNLOAD
       ? 'ELECTRON_SKIP_BINARY_DOWNLOAD is set, so `npm install` skipped it; unset it and run `npm install` again for the desktop app.'
       : 'Run `npm install` again where GitHub can be reached to get the desktop app.',
