@@ -1,11 +1,12 @@
 /**
- * (h) the command line's start-up: `run-backfill --version` and `run-backfill status`, as built
+ * (h) the command line's start-up: `run-backfill --version` and `run-backfill status` (with and
+ * without a workspace config to read its ledger from), as built
  * (bin/run-backfill.mjs → dist/node), against a bare `node -e 0` measured in the same pairs.
  * Target: each at most 1.5 × node's own start-up + 100 ms — they load commander, the store and
  * the one command they run, never pg, the AWS SDK or the executor.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { describePairs, measurePairs } from './pairs.ts';
@@ -26,10 +27,19 @@ export async function runStartupBench(line: Line): Promise<void> {
   const home = mkdtempSync(join(tmpdir(), 'bfr-bench-startup-'));
   const env = { PATH: process.env.PATH, HOME: home, XDG_CONFIG_HOME: join(home, '.config') };
   try {
-    timed([CLI, 'status'], env, home); // the ledger exists (and is migrated) before anything is timed
+    // A workspace as the README has it: a config naming its ledger (read for `ledger:` alone).
+    const workspace = join(home, 'workspace');
+    mkdirSync(workspace);
+    writeFileSync(
+      join(workspace, 'backfill.config.yaml'),
+      'ledger: runbook.sqlite\nconnections:\n  warehouse: { kind: postgres, url: "postgres://backfill@127.0.0.1:5432/analytics" }\n',
+    );
+    timed([CLI, 'status'], env, home); // the ledgers exist (and are migrated) before anything is timed
+    timed([CLI, 'status', '--workspace', workspace], env, home);
     for (const [name, args] of [
       ['--version', [CLI, '--version']],
       ['status', [CLI, 'status']],
+      ['status --workspace', [CLI, 'status', '--workspace', workspace]],
     ] as const) {
       // Per pair: the command's time over its budget from that pair's own `node -e 0`.
       const r = await measurePairs({

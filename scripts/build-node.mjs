@@ -7,6 +7,19 @@ import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import { build } from 'esbuild';
 
 const out = 'dist/node';
+
+/** Keeps every package import external but the named packages. */
+function bundleOnly(names) {
+  return {
+    name: 'bundle-only',
+    setup(b) {
+      b.onResolve({ filter: /^[^./]/ }, (args) => {
+        const pkg = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
+        return names.includes(pkg) || args.path.startsWith('node:') ? undefined : { path: args.path, external: true };
+      });
+    },
+  };
+}
 rmSync(out, { recursive: true, force: true }); // no chunk of an older build left beside the new ones
 
 await build({
@@ -19,7 +32,11 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  packages: 'external',
+  // Dependencies are resolved from node_modules at run time — except these small pure-JS ones on
+  // every command's path: bundled, they load as one file instead of dozens (yaml is 80+ modules).
+  plugins: [bundleOnly(['yaml', 'commander'])],
+  // commander is CommonJS: its require('node:events') needs a require in these ES modules.
+  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
   sourcemap: 'linked',
   logLevel: 'warning',
 });
@@ -32,6 +49,7 @@ await build({
   format: 'iife',
   platform: 'browser',
   target: 'chrome120',
+  minify: true,
   logLevel: 'warning',
 });
 

@@ -1,11 +1,12 @@
 import { existsSync } from 'node:fs';
-import { configuredLedger } from '../engine/plan/ledgerSetting.ts';
 import { defaultDbPath } from './paths.ts';
 import type { GlobalOptions } from './program.ts';
 
 /** The ledger a command opens: --db; else the workspace config's `ledger:`; else the app's own. */
-export function ledgerFile(g: GlobalOptions): string {
+export async function ledgerFile(g: GlobalOptions): Promise<string> {
   if (g.db) return g.db;
-  const fromConfig = g.config && existsSync(g.config) ? configuredLedger(g.config) : undefined;
-  return fromConfig ?? defaultDbPath();
+  if (!g.config || !existsSync(g.config)) return defaultDbPath();
+  // The YAML parser only when there is a config to read.
+  const { configuredLedger } = await import('../engine/plan/ledgerSetting.ts');
+  return configuredLedger(g.config) ?? defaultDbPath();
 }

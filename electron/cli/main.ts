@@ -48,7 +48,7 @@ export async function main(argv: string[]): Promise<ExitCode> {
           json = Boolean(g.json);
           const [{ openStore }, { ledgerFile }] = await Promise.all([import('../engine/store/index.ts'), import('./ledger.ts')]);
           const out = createReporter(json);
-          const store = openStore(ledgerFile(g));
+          const store = openStore(await ledgerFile(g));
           try {
             code = await action(store, out);
           } finally {
