@@ -33,6 +33,12 @@ const config: ForgeConfig = {
   },
   rebuildConfig: { onlyModules: ['better-sqlite3'] },
   makers: [],
+  hooks: {
+    // electron is an optional dependency (an install that cannot download its binary goes on
+    // without it, see scripts/postinstall.mjs); Forge looks for it among devDependencies only.
+    readPackageJson: (_config, pkg: { devDependencies?: Record<string, string>; optionalDependencies?: Record<string, string> }) =>
+      Promise.resolve({ ...pkg, devDependencies: { ...pkg.devDependencies, electron: pkg.optionalDependencies?.electron ?? '' } }),
+  },
   plugins: [
     new VitePlugin({
       build: [

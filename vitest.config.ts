@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 // Three projects: pure unit tests (no servers; component tests pick happy-dom per file),
 // integration tests on a real PostgreSQL started once per run by test/support/globalSetup.ts,
-// and e2e: the built renderer in real Chromium through the test harness (test/e2e/harness).
+// and e2e: the built renderer in real Chromium through browser mode's server (electron/browser).
 export default defineConfig({
   test: {
     projects: [

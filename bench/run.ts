@@ -4,22 +4,25 @@
  *
  *   (a) overwrite 1M rows over 30 partitions ÷ the same BEGIN; DELETE; INSERT … SELECT; COMMIT
  *       statements sent directly over one connection        — target ≤ 1.10
- *       Each round's executor ÷ direct ratio; the median over the rounds whose direct pass ran
- *       within 10% of the fastest (a slowed baseline flatters the executor), all rounds beside.
- *       Printed beside it: the same with the partition read back for its fingerprint (the path
- *       for tables that may change rows), and the same job without its validation rule (the
- *       executor's own machinery, without the query the job asks to run on the target).
+ *       Printed beside it (from the first pairs): the same with the partition read back for its
+ *       fingerprint (the path for tables that may change rows), and the same job without its
+ *       validation rule (the executor's own machinery, without the query the job runs).
  *   (b) cross-server COPY path rows/s ÷ a plain COPY TO/FROM pipe between the same servers
  *                                                           — target ≥ 0.80
- *   (c) the executor's own overhead per empty partition     — target < 20 ms
+ *   (c) the executor's own overhead per empty partition, over the same statements sent
+ *       directly on the same empty partitions                — target < 20 ms
  *   (d), (e) S3: snapshot vs rclone, peak memory of an export  — see bench/s3.ts
  *   (f), (g) the sandbox: cold start (< 10 s) and stop (no process left) — see bench/sandbox.ts
  *   (limits) the largest accepted job file's parse and bundle's verify — see bench/limits.ts
+ *   (h) run-backfill --version and status start-up ÷ node -e 0 — target ≤ 1.5× + 100 ms; bench/startup.ts
  *
- * BENCH_ROWS (default 1,000,000) and BENCH_ROUNDS (default 6; rounds run in alternating order;
- * (a) reports the median of the steady rounds' ratios, the others the median) tune it.
+ * (a), (b), (c) and (h) run the executor and its baseline in interleaved pairs and report the
+ * median of the per-pair ratios with its 95% interval (bench/pairs.ts), adding pairs until the
+ * interval is within ±2% ((c): ±10%, (h): ±3%) or BENCH_MAX_PAIRS (default 24) is reached.
+ * BENCH_ROWS (default 1,000,000), BENCH_MIN_PAIRS (default 8) and BENCH_ROUNDS (default 6:
+ * rounds of the S3 and sandbox benches, and of (a)'s variants) tune it.
  * BENCH_ONLY=pg runs (a)–(c) and skips the S3 benches (for iterating on the Postgres path);
- * BENCH_ONLY=a, b or c runs that one alone; BENCH_ONLY=sandbox runs (f) and (g) alone; BENCH_ONLY=limits, (limits).
+ * BENCH_ONLY=a, b, c or h runs that one alone; BENCH_ONLY=sandbox runs (f) and (g) alone; BENCH_ONLY=limits, (limits).
  * BENCH_PROFILE=1 also prints, for (a) and (b), the time per partition of each statement kind
  * the executor sends (see bench/profile.ts), from the median round.
  */
@@ -34,19 +37,23 @@ import { benchJob, runExecutor } from './executor.ts';
 import { installProfiler, printProfile, profiling, resetProfile, snapshotProfile, type Profile } from './profile.ts';
 import { runLimitsBench } from './limits.ts';
 import { runS3Benches } from './s3.ts';
+import { describePairs, measurePairs, median, type PairedResult } from './pairs.ts';
 import { runSandboxBench } from './sandbox.ts';
+import { runStartupBench } from './startup.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
+const MIN_PAIRS = Number(process.env.BENCH_MIN_PAIRS ?? 8);
+const MAX_PAIRS = Number(process.env.BENCH_MAX_PAIRS ?? 24);
 const DAYS = 30;
 const FROM = '2026-01-01';
 const TO = '2026-01-31';
 const EMPTY_PARTITIONS = 200;
 const ONLY = process.env.BENCH_ONLY ?? '';
-if (!['', 'pg', 'a', 'b', 'c', 'sandbox', 'limits'].includes(ONLY))
-  throw new Error(`BENCH_ONLY=${ONLY}: use pg, a, b, c, sandbox or limits`);
-const want = (bench: 'a' | 'b' | 'c' | 's3' | 'sandbox' | 'limits'): boolean =>
-  ONLY === '' || ONLY === bench || (ONLY === 'pg' && bench !== 's3' && bench !== 'sandbox' && bench !== 'limits');
+const SOLO = ['a', 'b', 'c', 'h', 'sandbox', 'limits'] as const;
+if (!['', 'pg', ...SOLO].includes(ONLY)) throw new Error(`BENCH_ONLY=${ONLY}: use pg, ${SOLO.join(', ')}`);
+const want = (bench: (typeof SOLO)[number] | 's3'): boolean =>
+  ONLY === '' || ONLY === bench || (ONLY === 'pg' && ['a', 'b', 'c'].includes(bench));
 if (process.env.BENCH_PROFILE === '1') installProfiler();
 
 const TABLE_DDL = `(day date NOT NULL, id bigint NOT NULL, customer_id int NOT NULL, amount numeric(12,2) NOT NULL, note text, PRIMARY KEY (day, id))`;
@@ -93,18 +100,23 @@ const validation = [
   },
 ];
 
-/** (a) baseline: the statements the executor's pushdown boils down to, over one connection. */
-async function directStatements(server: PgServerInfo, profiles?: (Profile | undefined)[]): Promise<number> {
+/**
+ * (a), (c) baseline: the statements the executor's pushdown boils down to, over one connection,
+ * partition by partition: into mart.events from src_events, or (c) into the empty target from
+ * the empty source.
+ */
+async function directStatements(server: PgServerInfo, profiles?: (Profile | undefined)[], empty = false): Promise<number> {
+  const [target, source, days] = empty ? ['mart.empty_target', 'src_empty', EMPTY_PARTITIONS] : ['mart.events', 'src_events', DAYS];
   const c = await client(server, 'bench');
   resetProfile();
   const started = performance.now();
-  for (let d = 0; d < DAYS; d++) {
+  for (let d = 0; d < days; d++) {
     const day = new Date(Date.parse(`${FROM}T00:00:00Z`) + d * 86_400_000).toISOString().slice(0, 10);
     const next = new Date(Date.parse(`${day}T00:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
     await c.query('BEGIN');
-    await c.query('DELETE FROM mart.events WHERE day >= $1 AND day < $2', [day, next]);
+    await c.query(`DELETE FROM ${target} WHERE day >= $1 AND day < $2`, [day, next]);
     await c.query(
-      'INSERT INTO mart.events (day, id, customer_id, amount, note) SELECT day, id, customer_id, amount, note FROM src_events WHERE day >= $1 AND day < $2',
+      `INSERT INTO ${target} (day, id, customer_id, amount, note) SELECT day, id, customer_id, amount, note FROM ${source} WHERE day >= $1 AND day < $2`,
       [day, next],
     );
     await c.query('COMMIT');
@@ -156,19 +168,8 @@ async function plainCopyPipe(a: PgServerInfo, b: PgServerInfo, binary = false): 
   return ms;
 }
 
-function mean(values: number[]): number {
-  return values.reduce((x, y) => x + y, 0) / values.length;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  const mid = sorted.length / 2;
-  if (sorted.length === 0) return Number.NaN;
-  return Number.isInteger(mid) ? ((sorted[mid - 1] ?? 0) + (sorted[mid] ?? 0)) / 2 : (sorted[Math.floor(mid)] ?? Number.NaN);
-}
-
 /** The profile of the round whose time is nearest the median. */
-function medianProfile(times: number[], profiles: (Profile | undefined)[]): Profile | undefined {
+function medianProfile(times: readonly number[], profiles: (Profile | undefined)[]): Profile | undefined {
   const m = median(times);
   const nearest = times.reduce((best, t, i) => (Math.abs(t - m) < Math.abs((times[best] ?? Infinity) - m) ? i : best), 0);
   return profiles[nearest];
@@ -179,9 +180,11 @@ function line(name: string, value: string, target: string, pass: boolean, detail
 }
 
 async function main(): Promise<void> {
-  // No server needed: first, so BENCH_ONLY=limits starts none.
+  // These need no PostgreSQL of the bench's own, nor a million rows seeded.
   if (want('limits')) await runLimitsBench(line, ROUNDS);
   if (ONLY === 'limits') return;
+  if (ONLY === 'h') return runStartupBench(line);
+  if (ONLY === 'sandbox') return runSandboxBench(line, ROUNDS);
   const servers: RunningPg[] = [];
   try {
     const password = randomBytes(12).toString('base64url');
@@ -219,13 +222,13 @@ async function main(): Promise<void> {
       validation,
     });
 
-    const direct: number[] = [];
-    const executor: number[] = [];
+    const readBack: number[] = [];
+    const noRule: number[] = [];
+    const readBackMs: number[] = [];
+    const noRuleMs: number[] = [];
     const reconcile: number[] = [];
     const profilesA: (Profile | undefined)[] = [];
     const profilesDirect: (Profile | undefined)[] = [];
-    const readBack: number[] = [];
-    const noRule: number[] = [];
     const profilesReadBack: (Profile | undefined)[] = [];
     const profilesNoRule: (Profile | undefined)[] = [];
     // The same job without its validation rule: the executor's own machinery alone.
@@ -236,52 +239,39 @@ async function main(): Promise<void> {
       partitionColumn: 'day',
       key: ['day', 'id'],
     });
-    // Warm both paths once so caches are equally hot, then alternate rounds.
-    if (want('a')) {
-      await directStatements(a.info);
-      await runExecutor({ job: jobA, from: FROM, to: TO, source: db, target: db });
-    }
-    const executorPass = async (variant: 'as shipped' | 'read back' | 'no rule'): Promise<void> => {
+    const executorPass = async (variant: 'as shipped' | 'read back' | 'no rule'): Promise<number> => {
       await vacuum(a.info);
       const job = variant === 'no rule' ? jobNoRule : jobA;
       const outcome = await runExecutor({ job, from: FROM, to: TO, source: db, target: db, scanTarget: variant === 'read back' });
       if (outcome.status !== 'succeeded') throw new Error(`executor run ${outcome.status}: ${outcome.reason}`);
-      if (variant !== 'as shipped') {
-        (variant === 'read back' ? readBack : noRule).push(outcome.writeMs);
-        (variant === 'read back' ? profilesReadBack : profilesNoRule).push(outcome.profile);
-        return;
-      }
-      executor.push(outcome.writeMs);
-      profilesA.push(outcome.profile);
-      reconcile.push(outcome.ms - outcome.writeMs);
+      (variant === 'as shipped' ? profilesA : variant === 'read back' ? profilesReadBack : profilesNoRule).push(outcome.profile);
+      if (variant === 'as shipped') reconcile.push(outcome.ms - outcome.writeMs);
+      return outcome.writeMs;
     };
-    const directPass = async (): Promise<void> => {
+    const directPass = async (): Promise<number> => {
       await vacuum(a.info);
-      direct.push(await directStatements(a.info, profilesDirect));
+      return directStatements(a.info, profilesDirect);
     };
-    for (let r = 0; want('a') && r < ROUNDS; r++) {
-      // Every pass starts from the same compacted table (see vacuum()); the order alternates
-      // (ABBA) so no side always runs right after another.
-      const passes = [directPass, () => executorPass('as shipped'), () => executorPass('read back'), () => executorPass('no rule')];
-      for (const pass of r % 2 === 0 ? passes : passes.reverse()) await pass();
+    let resultA: PairedResult | undefined;
+    if (want('a')) {
+      // Both paths once, so caches are equally warm; then pairs until the ratio settles.
+      await directStatements(a.info);
+      await runExecutor({ job: jobA, from: FROM, to: TO, source: db, target: db });
+      resultA = await measurePairs({
+        subject: () => executorPass('as shipped'),
+        baseline: directPass,
+        minPairs: MIN_PAIRS,
+        maxPairs: MAX_PAIRS,
+        // The variants beside it, each against its own pair's direct pass, in the first rounds.
+        onPair: async (i, _executorMs, directMs) => {
+          if (i >= ROUNDS) return;
+          readBackMs.push(await executorPass('read back'));
+          noRuleMs.push(await executorPass('no rule'));
+          readBack.push((readBackMs.at(-1) ?? Number.NaN) / directMs);
+          noRule.push((noRuleMs.at(-1) ?? Number.NaN) / directMs);
+        },
+      });
     }
-    // Each round's executor pass ÷ that round's direct pass, run minutes apart at most: a slow
-    // spell of the machine meets both; the median of these drops a round it met only one of.
-    // Only the rounds whose direct pass ran within 10% of the fastest one count: a slow spell
-    // that met the baseline alone flatters the executor, and half the rounds can meet one on a
-    // shared host. A slow spell that met the executor alone still counts against it.
-    const fastestDirect = Math.min(...direct);
-    const steady = direct.map((ms) => ms <= fastestDirect * 1.1);
-    const pairedRatio = (passes: number[], only = steady): number =>
-      median(passes.map((ms, i) => ms / (direct[i] ?? Number.NaN)).filter((_, i) => only[i]));
-    const ratioA = pairedRatio(executor);
-    const ratioAllRounds = pairedRatio(
-      executor,
-      direct.map(() => true),
-    );
-    const steadyRounds = steady.filter(Boolean).length;
-    const ratioReadBack = pairedRatio(readBack);
-    const ratioNoRule = pairedRatio(noRule);
 
     const jobB = benchJob({
       name: 'bench-copy',
@@ -290,23 +280,28 @@ async function main(): Promise<void> {
       partitionColumn: 'day',
       key: ['day', 'id'],
     });
-    const pipeMs: number[] = [];
     const binaryPipeMs: number[] = [];
-    const copyMs: number[] = [];
     const profilesB: (Profile | undefined)[] = [];
-    for (let r = 0; want('b') && r < ROUNDS; r++) {
-      pipeMs.push(await plainCopyPipe(a.info, b.info));
-      binaryPipeMs.push(await plainCopyPipe(a.info, b.info, true));
-      await truncateTarget(b.info); // both paths load an empty table: the COPY path is measured, not DELETE
-      const outcome = await runExecutor({ job: jobB, from: FROM, to: TO, source: db, target: { server: b.info, database: 'bench' } });
-      if (outcome.status !== 'succeeded') throw new Error(`executor COPY run ${outcome.status}: ${outcome.reason}`);
-      copyMs.push(outcome.writeMs);
-      profilesB.push(outcome.profile);
+    let resultB: PairedResult | undefined;
+    if (want('b')) {
+      resultB = await measurePairs({
+        subject: async () => {
+          await truncateTarget(b.info); // both paths load an empty table: the COPY path is measured, not DELETE
+          const outcome = await runExecutor({ job: jobB, from: FROM, to: TO, source: db, target: { server: b.info, database: 'bench' } });
+          if (outcome.status !== 'succeeded') throw new Error(`executor COPY run ${outcome.status}: ${outcome.reason}`);
+          profilesB.push(outcome.profile);
+          return outcome.writeMs;
+        },
+        baseline: () => plainCopyPipe(a.info, b.info),
+        // rows/s of the executor ÷ rows/s of the pipe
+        stat: (executorMs, pipeMs) => pipeMs / executorMs,
+        minPairs: MIN_PAIRS,
+        maxPairs: MAX_PAIRS,
+        onPair: async (i) => {
+          if (i < ROUNDS) binaryPipeMs.push(await plainCopyPipe(a.info, b.info, true));
+        },
+      });
     }
-    const pipeRps = ROWS / (median(pipeMs) / 1000);
-    const copyRps = ROWS / (median(copyMs) / 1000);
-    const ratioB = copyRps / pipeRps;
-    const binaryPipeRps = ROWS / (median(binaryPipeMs) / 1000);
 
     const jobC = benchJob({
       name: 'bench-empty',
@@ -316,57 +311,68 @@ async function main(): Promise<void> {
       key: ['day', 'id'],
     });
     const emptyTo = new Date(Date.parse(`${FROM}T00:00:00Z`) + EMPTY_PARTITIONS * 86_400_000).toISOString().slice(0, 10);
-    const empty: number[] = [];
-    for (let r = 0; want('c') && r < ROUNDS; r++) {
-      const outcome = await runExecutor({ job: jobC, from: FROM, to: emptyTo, source: db, target: db });
-      empty.push(outcome.writeMs / EMPTY_PARTITIONS);
+    let resultC: PairedResult | undefined;
+    if (want('c')) {
+      resultC = await measurePairs({
+        subject: async () => (await runExecutor({ job: jobC, from: FROM, to: emptyTo, source: db, target: db })).writeMs,
+        baseline: () => directStatements(a.info, undefined, true),
+        // the executor's own milliseconds per partition, over what the statements cost anyway
+        stat: (executorMs, directMs) => (executorMs - directMs) / EMPTY_PARTITIONS,
+        minPairs: MIN_PAIRS,
+        maxPairs: MAX_PAIRS,
+        precision: 0.1,
+      });
     }
-    const perEmpty = median(empty);
 
     console.log('');
-    console.log(`Backfill Runbook benchmarks — ${ROWS.toLocaleString('en-US')} rows, ${DAYS} partitions, ${ROUNDS} rounds`);
-    if (want('a')) {
+    console.log(`Backfill Runbook benchmarks — ${ROWS.toLocaleString('en-US')} rows, ${DAYS} partitions`);
+    const ms = (v: readonly number[]) => `${median(v).toFixed(0)} ms`;
+    if (resultA) {
       line(
         '(a) executor ÷ direct statements',
-        ratioA.toFixed(3),
+        resultA.median.toFixed(3),
         '≤ 1.10',
-        ratioA <= 1.1,
-        `median ratio of the ${steadyRounds} of ${ROUNDS} rounds whose direct pass ran within 10% of its fastest (all rounds: ${ratioAllRounds.toFixed(3)}); means: executor ${mean(executor).toFixed(0)} ms, direct ${mean(direct).toFixed(0)} ms (+ reconciliation ${mean(reconcile).toFixed(0)} ms)`,
+        resultA.median <= 1.1,
+        `${describePairs(resultA)}; medians: executor ${ms(resultA.subjectMs)}, direct ${ms(resultA.baselineMs)} (+ reconciliation ${ms(reconcile)})`,
       );
       console.log(
-        `    the same, the partition read back for its fingerprint: ${ratioReadBack.toFixed(3)} (${mean(readBack).toFixed(0)} ms; the path for tables that may change rows)`,
+        `    the same, the partition read back for its fingerprint: ${median(readBack).toFixed(3)} (median of ${readBack.length} paired ratios; the path for tables that may change rows)`,
       );
       console.log(
-        `    the same job without its validation rule: ${ratioNoRule.toFixed(3)} (${mean(noRule).toFixed(0)} ms; the executor's own lock, snapshot, fingerprint, marker and ledger)`,
+        `    the same job without its validation rule: ${median(noRule).toFixed(3)} (median of ${noRule.length} paired ratios; the executor's own lock, snapshot, fingerprint, marker and ledger)`,
       );
-      console.log(
-        `    per round, direct / executor / read back / no rule (ms): ${direct.map((d, i) => [d, executor[i], readBack[i], noRule[i]].map((x) => (x ?? 0).toFixed(0)).join('/')).join('  ')}`,
-      );
+      console.log(`    per pair, executor ÷ direct: ${resultA.values.map((v) => v.toFixed(3)).join(' ')}`);
     }
-    if (want('b'))
+    if (resultB) {
+      const rps = (msList: readonly number[]) => Math.round(ROWS / (median(msList) / 1000)).toLocaleString('en-US');
       line(
         '(b) cross-server COPY ÷ plain COPY pipe',
-        ratioB.toFixed(3),
+        resultB.median.toFixed(3),
         '≥ 0.80',
-        ratioB >= 0.8,
-        `executor ${Math.round(copyRps).toLocaleString('en-US')} rows/s, pipe ${Math.round(pipeRps).toLocaleString('en-US')} rows/s (a binary pipe: ${Math.round(binaryPipeRps).toLocaleString('en-US')} rows/s, executor ÷ it ${(copyRps / binaryPipeRps).toFixed(3)})`,
+        resultB.median >= 0.8,
+        `${describePairs(resultB)}; executor ${rps(resultB.subjectMs)} rows/s, pipe ${rps(resultB.baselineMs)} rows/s (a binary pipe: ${rps(binaryPipeMs)} rows/s)`,
       );
-    if (want('c'))
+    }
+    if (resultC)
       line(
         '(c) overhead per empty partition',
-        `${perEmpty.toFixed(2)} ms`,
+        `${resultC.median.toFixed(2)} ms`,
         '< 20 ms',
-        perEmpty < 20,
-        `${EMPTY_PARTITIONS} empty partitions`,
+        resultC.high < 20,
+        `${describePairs(resultC, 2, 'differences')} of (executor − direct statements) ÷ ${EMPTY_PARTITIONS} partitions; executor ${(median(resultC.subjectMs) / EMPTY_PARTITIONS).toFixed(2)} ms, direct ${(median(resultC.baselineMs) / EMPTY_PARTITIONS).toFixed(2)} ms per partition`,
       );
-    printProfile('(a) direct statements', medianProfile(direct, profilesDirect), median(direct), DAYS);
-    printProfile('(a) executor, pushdown', medianProfile(executor, profilesA), median(executor), DAYS);
-    printProfile('(a) executor, pushdown, partition read back', medianProfile(readBack, profilesReadBack), median(readBack), DAYS);
-    printProfile('(a) executor, pushdown, no validation rule', medianProfile(noRule, profilesNoRule), median(noRule), DAYS);
-    printProfile('(b) executor, cross-server COPY', medianProfile(copyMs, profilesB), median(copyMs), DAYS);
+    if (resultA) {
+      printProfile('(a) direct statements', medianProfile(resultA.baselineMs, profilesDirect), median(resultA.baselineMs), DAYS);
+      printProfile('(a) executor, pushdown', medianProfile(resultA.subjectMs, profilesA), median(resultA.subjectMs), DAYS);
+      printProfile('(a) executor, pushdown, partition read back', medianProfile(readBackMs, profilesReadBack), median(readBackMs), DAYS);
+      printProfile('(a) executor, pushdown, no validation rule', medianProfile(noRuleMs, profilesNoRule), median(noRuleMs), DAYS);
+    }
+    if (resultB)
+      printProfile('(b) executor, cross-server COPY', medianProfile(resultB.subjectMs, profilesB), median(resultB.subjectMs), DAYS);
     if (!want('s3')) console.log(`(d), (e), (j), (k) skipped: BENCH_ONLY=${ONLY}`);
     else for (const l of await runS3Benches(a.info, ROWS)) line(l.name, l.value, l.target, l.pass, l.detail);
     if (want('sandbox')) await runSandboxBench(line, ROUNDS);
+    if (want('h')) await runStartupBench(line);
   } finally {
     for (const s of servers.reverse()) await s.stop().catch(() => undefined);
   }

@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 // Entry point of `run-backfill`. The bundle is built by `npm install` (prepare) and by
-// `npm test`; run `npm run build:cli` after editing electron/ by hand.
+// `npm test`; run `npm run build:node` after editing electron/ by hand.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
-const bundle = fileURLToPath(new URL('../dist/cli/run-backfill.mjs', import.meta.url));
+const bundle = fileURLToPath(new URL('../dist/node/run-backfill.mjs', import.meta.url));
 if (!existsSync(bundle)) {
-  process.stderr.write('run-backfill: the command is not built yet. Run `npm install` (or `npm run build:cli`) in the project folder.\n');
+  process.stderr.write('run-backfill: the command is not built yet. Run `npm install` (or `npm run build:node`) in the project folder.\n');
   process.exit(2);
 }
 await import(bundle);

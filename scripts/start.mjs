@@ -1,16 +1,21 @@
 // `npm start`: the desktop app through Electron Forge when Electron's binary is installed.
-// Where it is not (ELECTRON_SKIP_BINARY_DOWNLOAD, a build machine, a server), it says so and
-// falls back to browser mode: the same handlers and engine behind the test harness's loopback
-// server, with a random per-run token, on 127.0.0.1 only; open the address it prints.
+// Where it is not (npm install could not download it, or ELECTRON_SKIP_BINARY_DOWNLOAD was set)
+// it says so and starts browser mode instead: the same screens, handlers and engine, served by
+// the product's own loopback server (electron/browser, built into dist/node by
+// scripts/build-node.mjs) behind a random per-run token; open the address it prints.
+// `npm start -- --browser` asks for browser mode where Electron is installed too.
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const require = createRequire(import.meta.url);
 
 function electronBinary() {
+  if (!existsSync(join(root, 'node_modules', 'electron', 'package.json')))
+    return { why: 'npm install could not download it, and went on without it (Electron is an optional dependency)' };
   try {
     const path = require('electron'); // the electron package resolves to its binary's path
     if (typeof path === 'string' && existsSync(path)) return { path };
@@ -29,6 +34,34 @@ function run(command, args) {
   const child = spawn(command, args, { cwd: root, stdio: 'inherit', env: process.env });
   for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
   return new Promise((resolve) => child.on('exit', (code, signal) => resolve(code ?? (signal ? 1 : 0))));
+}
+
+/** The newest modification time of any file under these folders (a few hundred files: milliseconds). */
+function newest(dirs) {
+  let latest = 0;
+  const walk = (dir) => {
+    for (const entry of readdirSync(dir, { withFileTypes: true })) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory()) walk(path);
+      else latest = Math.max(latest, statSync(path).mtimeMs);
+    }
+  };
+  for (const dir of dirs) walk(join(root, dir));
+  return latest;
+}
+
+/** Builds what is missing or older than its sources, so a fresh clone and an edited tree both start right. */
+async function ensureBuilt() {
+  const stale = (output, sources) => !existsSync(join(root, output)) || statSync(join(root, output)).mtimeMs < newest(sources);
+  const builds = [
+    ['dist/node/browser-mode.mjs', ['electron', 'shared'], ['scripts/build-node.mjs']],
+    ['.vite/renderer/main_window/index.html', ['renderer', 'shared'], ['scripts/build-app.mjs', 'renderer']],
+  ];
+  for (const [output, sources, args] of builds) {
+    if (!stale(output, sources)) continue;
+    const code = await run(process.execPath, args);
+    if (code !== 0) process.exit(code);
+  }
 }
 
 const electron = electronBinary();
@@ -50,20 +83,17 @@ console.log(
     '',
     process.argv.includes('--browser')
       ? 'Browser mode was asked for (--browser).'
-      : `Electron's binary is not installed here (${electron.why}).`,
+      : `The desktop app is not installed: Electron's binary is missing — ${electron.why}.`,
     process.env.ELECTRON_SKIP_BINARY_DOWNLOAD
       ? 'ELECTRON_SKIP_BINARY_DOWNLOAD is set, so `npm install` skipped it; unset it and run `npm install` again for the desktop app.'
-      : 'Run `npm install` with network access to GitHub to get the desktop app.',
+      : 'Run `npm install` again where GitHub can be reached to get the desktop app.',
     'Starting Backfill Runbook in BROWSER MODE instead: the same screens, handlers and engine, served on 127.0.0.1.',
     '',
   ].join('\n'),
 );
-// BACKFILL_RUNBOOK_PREBUILT=1: the renderer is already built (npm test builds it first); a
-// rebuild would empty .vite/renderer under the e2e tests that run beside.
-if (!process.env.BACKFILL_RUNBOOK_PREBUILT) {
-  const built = await run(process.execPath, ['scripts/build-app.mjs', 'renderer']);
-  if (built !== 0) process.exit(built);
-}
-const args = ['--import', 'tsx', 'test/e2e/harness/main.ts', '--browser'];
-if (process.env.BACKFILL_RUNBOOK_WORKSPACE) args.push('--workspace', process.env.BACKFILL_RUNBOOK_WORKSPACE);
-process.exit(await run(process.execPath, args));
+// BACKFILL_RUNBOOK_PREBUILT=1: everything is built already (npm test builds it first); a build
+// would replace files under the tests that run beside.
+if (!process.env.BACKFILL_RUNBOOK_PREBUILT) await ensureBuilt();
+process.exit(
+  await run(process.execPath, [join(root, 'dist/node/browser-mode.mjs'), ...process.argv.slice(2).filter((a) => a !== '--browser')]),
+);

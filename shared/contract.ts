@@ -2,7 +2,7 @@
  * The IPC contract (DESIGN §3): the ONLY place a channel is named. Every call the renderer can
  * make, with a zod schema for its input and the type of its result; the events main sends.
  * From this one list the preload builds `window.runbook`, main registers its handlers and the
- * test harness serves the same handlers over loopback HTTP.
+ * browser mode's server (electron/browser) serves the same handlers over loopback HTTP.
  *
  * **Important**: inputs are untrusted even from our own renderer. Schemas are strict (unknown
  * fields refused) and bounded (no megabyte strings), and results never carry a secret.
@@ -120,7 +120,17 @@ export const CALL_NAMES = Object.keys(CALLS) as CallName[];
 export const EVENT_NAMES = Object.keys(EVENTS) as EventName[];
 
 export type ErrorCode =
-  'input' | 'gate' | 'not-found' | 'conflict' | 'unavailable' | 'plain-text-secret' | 'store' | 'untrusted-sender' | 'internal';
+  | 'input'
+  | 'gate'
+  | 'not-found'
+  | 'conflict'
+  | 'unavailable'
+  | 'plain-text-secret'
+  | 'store'
+  /** a server (PostgreSQL, S3) cannot be reached or refused the session */
+  | 'connection'
+  | 'untrusted-sender'
+  | 'internal';
 
 export interface CallError {
   message: string;

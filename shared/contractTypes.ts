@@ -27,7 +27,7 @@ export interface AppInfo {
   /** who acts here: recorded in the audit log and compared with signers (four eyes) */
   operator: string;
   secretStorage: SecretStorage;
-  /** served by the loopback harness in a browser, not by Electron */
+  /** served by browser mode (a loopback server) in a browser, not by Electron */
   browserMode: boolean;
 }
 

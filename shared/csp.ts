@@ -1,8 +1,8 @@
 /**
  * The renderer's Content-Security-Policy: one definition for Electron's app:// responses, the
- * test harness and the <meta> tag Vite writes into index.html. Only our own scripts and styles;
+ * browser-mode server and the <meta> tag Vite writes into index.html. Only our own scripts and styles;
  * no eval, no inline script, no remote anything; fetch/EventSource only to our own origin (the
- * harness bridge). React sets styles through the CSSOM, which style-src does not restrict.
+ * browser-mode bridge). React sets styles through the CSSOM, which style-src does not restrict.
  */
 export const CONTENT_SECURITY_POLICY = [
   "default-src 'none'",

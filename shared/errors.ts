@@ -31,6 +31,23 @@ export class GateError extends Error {
   }
 }
 
+/**
+ * A server (PostgreSQL, an S3 endpoint) could not be reached or refused the session. The user
+ * fixes it outside the program (start the server, fix the URL or password): CLI exit code 2,
+ * the app's error kind `connection`. Never carries a password.
+ */
+export class ConnectionError extends Error {
+  override readonly name: string = 'ConnectionError';
+  constructor(
+    message: string,
+    /** host:port/database, or the endpoint */
+    readonly target: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
 /** Shows a value in an error message: strings quoted, long values cut. */
 export function showValue(value: unknown): string {
   let text: string;

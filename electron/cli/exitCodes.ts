@@ -1,3 +1,5 @@
+import type { ErrorKind } from '../engine/classifyError.ts';
+
 /** DESIGN §5. Scripts rely on these numbers: never renumber. */
 export const EXIT = {
   /** done and validated */
@@ -13,3 +15,19 @@ export const EXIT = {
 } as const;
 
 export type ExitCode = (typeof EXIT)[keyof typeof EXIT];
+
+/**
+ * The exit code of each kind of error (electron/engine/classifyError.ts decides the kind; the
+ * app shows the same kind as a failed call's code).
+ */
+export const EXIT_OF_KIND: Record<ErrorKind, ExitCode> = {
+  input: EXIT.usage,
+  connection: EXIT.usage,
+  store: EXIT.usage,
+  'not-found': EXIT.usage,
+  conflict: EXIT.usage,
+  unavailable: EXIT.usage,
+  'plain-text-secret': EXIT.usage,
+  gate: EXIT.refused,
+  internal: EXIT.failed,
+};

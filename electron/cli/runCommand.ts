@@ -1,22 +1,18 @@
-/** `run-backfill <job> …`: plan, gates, dry run or execution, resume. */
+/** `run-backfill <job> …`: plan, gates, dry run or execution, resume — executions through the engine's openExecution, as the app's. */
 import { hostname, userInfo } from 'node:os';
-import { GateError, InputError } from '../../shared/errors.ts';
+import { InputError } from '../../shared/errors.ts';
 import type { Config, Job, Plan } from '../../shared/schemas.ts';
 import { planSchema } from '../../shared/schemas.ts';
 import type { Reprocess } from '../engine/executor/runner.ts';
-import { configForPlan, createRunner } from '../engine/runbook/execute.ts';
-import type { RunOutcome } from '../engine/executor/events.ts';
-import type { PartitionTarget } from '../engine/executor/types.ts';
+import { configForPlan, openExecution, type Execution } from '../engine/runbook/execute.ts';
 import { loadConfig, loadJob, loadPlan } from '../engine/plan/load.ts';
 import { dryRun } from '../engine/runbook/dryRun.ts';
-import { checkExecutionGates } from '../engine/runbook/gates.ts';
-import { openTarget, preparePlan, recordRun, type PreparedPlan } from '../engine/runbook/prepare.ts';
+import { openTarget, preparePlan, type PreparedPlan } from '../engine/runbook/prepare.ts';
 import type { Store } from '../engine/store/index.ts';
 import { EXIT, type ExitCode } from './exitCodes.ts';
-import { checkFlagsAgainstPlan, planFromFlags, type RunFlags } from './planFromFlags.ts';
+import { checkFlagsAgainstPlan, planFromFlags, planWithChanges, resumeChanges, type RunFlags } from './planFromFlags.ts';
 import type { Reporter } from './progress.ts';
 import { formatDryRun, formatSanity } from './tables.ts';
-import { runSanityChecks } from '../engine/safety/sanity.ts';
 
 const SANDBOX_BANNER = '[Sandbox] training workspace — embedded PostgreSQL and S3 with generated data, not production.';
 
@@ -28,6 +24,9 @@ export interface RunOptions extends RunFlags {
   dryRun?: boolean;
   resume?: boolean;
   reprocess?: Reprocess;
+  runId?: string;
+  from?: string;
+  to?: string;
   /** who executes (an identity name, for the four-eyes gate); default: the OS user@host */
   operator?: string;
 }
@@ -39,7 +38,7 @@ export interface LoadedPlan {
   prepared: PreparedPlan;
 }
 
-/** Job, plan (from flags or --plan FILE) and its preparation: shared by run and check. */
+/** Job, plan (from flags or --plan FILE) and its preparation: shared by run, check and snapshot. */
 export function loadRunPlan(jobName: string | undefined, opts: RunOptions, store: Store, out: Reporter): LoadedPlan {
   const config = loadConfig(opts.config);
   if (config.sandbox) out.say(SANDBOX_BANNER);
@@ -62,45 +61,11 @@ export function loadRunPlan(jobName: string | undefined, opts: RunOptions, store
   return { config, job, plan, prepared: preparePlan(job, plan, store) };
 }
 
-export async function runCommand(jobName: string | undefined, opts: RunOptions, store: Store, out: Reporter): Promise<ExitCode> {
-  if (opts.resume) return resume(opts, store, out);
-  const { config, job, plan, prepared } = loadRunPlan(jobName, opts, store, out);
-  // A dry run is the cure for the no-dry-run flag: don't list it as a problem of itself.
-  describePlan(opts.dryRun ? { ...prepared, flags: prepared.flags.filter((f) => f.code !== 'no-dry-run') } : prepared, out);
-
-  if (opts.dryRun) {
-    const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode);
-    const result = await dryRun(prepared, target, store);
-    out.record('dry-run', { planHash: prepared.planHash, partitions: result.rows }, formatDryRun(result.rows));
-    out.say(
-      `Dry run kept as evidence #${result.evidenceId} for plan ${prepared.planHash.slice(0, 12)}. Nothing was written to the target.`,
-    );
-    return EXIT.ok;
-  }
-
-  const existing = store.runs.get(plan.request_id);
-  if (existing) {
-    throw new InputError(
-      `run "${plan.request_id}" already exists (status ${existing.status}): add --resume to continue it, or pick a new --run-id`,
-      {
-        field: '--run-id',
-        value: plan.request_id,
-      },
-    );
-  }
-  const sanity = await runSanityChecks(prepared, config, store);
-  out.record('sanity-check', { ...sanity }, formatSanity(sanity));
-  await checkExecutionGates({ prepared, store, config, operator: actor(opts.operator), sanity });
-  // Reach the target and resolve every name before anything is recorded: a dead server or a
-  // wrong table leaves no half-made run behind.
-  const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode, process.env, store);
-  await prepareOrClose(target);
-  recordRun(store, prepared, actor(opts.operator), config.sandbox);
-  return execute(store, { config, job, plan }, target, opts.reprocess ?? 'missing', out, opts.operator);
-}
-
-async function resume(opts: RunOptions, store: Store, out: Reporter): Promise<ExitCode> {
+/** The run named by --run-id, with its signed plan and the job it was planned with. */
+function loadRecordedRun(jobName: string | undefined, opts: RunOptions, store: Store, out: Reporter): LoadedPlan {
   if (!opts.runId) throw new InputError('--resume needs --run-id: the run to continue', { field: '--run-id' });
+  if (opts.plan)
+    throw new InputError('--resume continues the run with its own signed plan: drop --plan', { field: '--plan', value: opts.plan });
   const run = store.runs.get(opts.runId);
   if (!run)
     throw new InputError(`no run "${opts.runId}" in ${store.file}: check the id with \`run-backfill status\``, {
@@ -109,46 +74,64 @@ async function resume(opts: RunOptions, store: Store, out: Reporter): Promise<Ex
     });
   const stored = store.plans.get(run.planHash);
   if (!stored) throw new InputError(`run "${run.runId}" has no plan on record`, { field: '--run-id', value: run.runId });
+  if (jobName && jobName !== run.jobName)
+    throw new InputError(`job "${jobName}" is not run ${run.runId}'s job "${run.jobName}"`, { field: '<job>', value: jobName });
   const plan = planSchema.parse(stored.plan);
-  checkFlagsAgainstPlan(plan, { ...opts, runId: undefined }, `the plan of run ${run.runId}`);
   const config = loadConfig(opts.config);
   if (config.sandbox) out.say(SANDBOX_BANNER);
   const { job } = loadJob(opts.jobs, run.jobName, config);
-  const prepared = preparePlan(job, plan, store);
-  if (prepared.jobHash !== run.jobHash) {
-    throw new GateError(`job "${job.name}" changed since run "${run.runId}" started: resuming would mix two versions of the SQL`, [
-      `job hash at start ${run.jobHash.slice(0, 12)}, now ${prepared.jobHash.slice(0, 12)}`,
-      'restore the job file, or start a new run with a new --run-id',
-    ]);
-  }
-  if (run.status === 'succeeded' && (opts.reprocess ?? 'missing') === 'missing') {
-    out.say(`Run ${run.runId} already succeeded; nothing to resume (use --reprocess all to redo it).`);
+  return { config, job, plan, prepared: preparePlan(job, plan, store) };
+}
+
+export async function runCommand(jobName: string | undefined, opts: RunOptions, store: Store, out: Reporter): Promise<ExitCode> {
+  if (opts.resume) return execute(loadRecordedRun(jobName, opts, store, out), opts, store, out);
+  const loaded = loadRunPlan(jobName, opts, store, out);
+  const { config, job, plan, prepared } = loaded;
+  if (opts.dryRun) {
+    // A dry run is the cure for the no-dry-run flag: don't list it as a problem of itself.
+    describePlan({ ...prepared, flags: prepared.flags.filter((f) => f.code !== 'no-dry-run') }, out);
+    const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode);
+    const result = await dryRun(prepared, target, store);
+    out.record('dry-run', { planHash: prepared.planHash, partitions: result.rows }, formatDryRun(result.rows));
+    out.say(
+      `Dry run kept as evidence #${result.evidenceId} for plan ${prepared.planHash.slice(0, 12)}. Nothing was written to the target.`,
+    );
     return EXIT.ok;
   }
-  describePlan(prepared, out);
-  const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode, process.env, store);
-  await prepareOrClose(target);
-  return execute(store, { config, job, plan }, target, opts.reprocess ?? 'missing', out, opts.operator);
-}
-
-async function prepareOrClose(target: PartitionTarget): Promise<void> {
-  try {
-    await target.prepare();
-  } catch (err) {
-    await target.close();
-    throw err;
+  const existing = store.runs.get(plan.request_id);
+  if (existing) {
+    throw new InputError(
+      `run "${plan.request_id}" already exists (status ${existing.status}): add --resume to continue it, or pick a new --run-id`,
+      { field: '--run-id', value: plan.request_id },
+    );
   }
+  return execute(loaded, opts, store, out);
 }
 
-async function execute(
-  store: Store,
-  loaded: { config: Config; job: Job; plan: Plan },
-  target: PartitionTarget,
-  reprocess: Reprocess,
-  out: Reporter,
-  operator?: string,
-): Promise<ExitCode> {
-  const runner = createRunner({ store, ...loaded, target, actor: actor(operator), reprocess, onEvent: (e) => out.event(e) });
+async function execute(loaded: LoadedPlan, opts: RunOptions, store: Store, out: Reporter): Promise<ExitCode> {
+  const { config, prepared } = loaded;
+  const changes = opts.resume ? resumeChanges(opts) : [];
+  // Flags of a resume are checked as plan values before anything runs (a bad window, say).
+  if (changes.length > 0) planWithChanges(prepared.plan, changes);
+  describePlan(prepared, out);
+  const execution: Execution = await openExecution({
+    store,
+    config,
+    env: process.env,
+    prepared,
+    actor: actor(opts.operator),
+    sandbox: config.sandbox,
+    changes,
+    reprocess: opts.reprocess ?? 'missing',
+    onSanity: (report) => out.record('sanity-check', { ...report }, formatSanity(report)),
+    onRetuned: (summary) => out.say(`Retuned run ${prepared.plan.request_id} for this resume: ${summary}`),
+    onEvent: (e) => out.event(e),
+  });
+  if (execution.status === 'done') {
+    out.say(`Run ${execution.runId} already succeeded; nothing to resume (use --reprocess all to redo it).`);
+    return EXIT.ok;
+  }
+  const { runner } = execution;
   // First Ctrl-C: finish the partition in flight. Second: roll it back now. Either way resumable.
   let interrupts = 0;
   const onSignal = (): void => {
@@ -158,22 +141,22 @@ async function execute(
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
-  let outcome: RunOutcome;
   try {
-    outcome = await runner.run();
+    const outcome = await runner.run();
+    switch (outcome.status) {
+      case 'succeeded':
+        return EXIT.ok;
+      case 'failed':
+        // A partition refused by bad input (a job's SQL or data the job file must fix): exit 2.
+        return outcome.badInput !== undefined ? EXIT.usage : EXIT.failed;
+      case 'paused':
+      case 'halted':
+        out.say(`Resume with: run-backfill --resume --run-id ${outcome.runId}`);
+        return EXIT.halted;
+    }
   } finally {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
-  }
-  switch (outcome.status) {
-    case 'succeeded':
-      return EXIT.ok;
-    case 'failed':
-      return outcome.badInput !== undefined ? EXIT.usage : EXIT.failed;
-    case 'paused':
-    case 'halted':
-      out.say(`Resume with: run-backfill --resume --run-id ${outcome.runId}`);
-      return EXIT.halted;
   }
 }
 

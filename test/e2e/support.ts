@@ -1,7 +1,8 @@
 /**
- * What the end-to-end tests need around the harness: a Chromium (Debian's, driven by
- * playwright-core — never a downloaded one), the engine as a process of its own (so a test can
- * kill it mid-run and start it again), pages wired to it, and screenshots CI keeps.
+ * What the end-to-end tests need around browser mode: a Chromium (Debian's, driven by
+ * playwright-core — never a downloaded one), the product's browser-mode server as a process of
+ * its own (so a test can kill it mid-run and start it again), pages wired to it, and
+ * screenshots CI keeps.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
@@ -11,6 +12,8 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 
 export const ROOT = resolve(import.meta.dirname, '../..');
 export const RENDERER = join(ROOT, '.vite/renderer/main_window');
+/** Browser mode as built by scripts/build-node.mjs (npm test builds it first). */
+export const BROWSER_MODE = join(ROOT, 'dist/node/browser-mode.mjs');
 export const SHOTS = join(ROOT, 'test-results/e2e');
 
 const CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
@@ -60,20 +63,16 @@ export type EngineOptions =
   /** the Sandbox in this folder, started (or made, when empty) as `npm start` does; `db` is the app's own ledger for folder switches */
   | { sandbox: string; db: string; env?: NodeJS.ProcessEnv };
 
-/** Starts the harness (test/e2e/harness/main.ts) as its own process on a folder workspace or a Sandbox. */
+/** Starts browser mode (electron/browser/main.ts, built) as its own process on a folder workspace or a Sandbox. */
 export async function startEngine(opts: EngineOptions): Promise<Engine> {
   mkdirSync(SHOTS, { recursive: true });
   const log = createWriteStream(join(SHOTS, `engine-${++engines}.log`));
   const where = 'sandbox' in opts ? ['--sandbox', opts.sandbox] : ['--workspace', opts.workspace];
-  const child = spawn(
-    process.execPath,
-    ['--import', 'tsx', join(ROOT, 'test/e2e/harness/main.ts'), ...where, '--db', opts.db, '--renderer', RENDERER],
-    {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...opts.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, [BROWSER_MODE, ...where, '--db', opts.db, '--renderer', RENDERER, '--ready-json'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   child.stderr?.pipe(log);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const ready = await new Promise<{ origin: string; token: string }>((resolveReady, reject) => {
@@ -105,12 +104,10 @@ export async function startEngine(opts: EngineOptions): Promise<Engine> {
   };
 }
 
-/** A page on the engine's app: its token cookie and `window.runbook` init script, as browser mode would give. */
+/** A page on the engine's app with its token cookie, as opening the printed address gives (the server serves the bridge). */
 export async function openApp(browser: Browser, engine: Engine): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1440, height: 1000 } });
   await context.addCookies([{ name: 'runbook_token', value: engine.token, url: engine.origin }]);
-  const bridge = await fetch(`${engine.origin}/__runbook/bridge.js`, { headers: { cookie: `runbook_token=${engine.token}` } });
-  await context.addInitScript({ content: await bridge.text() });
   const page = await context.newPage();
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -127,4 +124,35 @@ export async function shot(page: Page, name: string): Promise<void> {
 /** Opens step `n` of the runbook from the step list ("3. Impact scope"). */
 export async function openStep(page: Page, n: number, title: string): Promise<void> {
   await page.getByRole('button', { name: new RegExp(`^\\D*${n}\\. ${title}`) }).click();
+}
+
+/** The DOM of a scrolling element, as far as these helpers use it (the tests' tsconfig has no DOM types). */
+export interface Scroller {
+  scrollTop: number;
+  clientHeight: number;
+  scrollHeight: number;
+}
+
+/**
+ * Every row of a virtual table (components/VirtualTable.tsx renders only those in view), read
+ * by scrolling it from top to bottom; each row's text once, in order.
+ */
+export async function allRows(page: Page, label: string): Promise<string[]> {
+  const table = page.getByRole('table', { name: label, exact: true });
+  const body = table.locator('.vtable-body');
+  const rows = new Map<number, string>();
+  await body.evaluate((el: Scroller) => (el.scrollTop = 0));
+  for (let i = 0; i < 1000; i++) {
+    for (const row of await table.locator('[role="row"][aria-rowindex]').all()) {
+      rows.set(Number(await row.getAttribute('aria-rowindex')), (await row.textContent()) ?? '');
+    }
+    const atEnd = await body.evaluate((el: Scroller) => {
+      const end = el.scrollTop + el.clientHeight >= el.scrollHeight - 1;
+      el.scrollTop += el.clientHeight;
+      return end;
+    });
+    if (atEnd) break;
+    await page.waitForTimeout(50); // the virtualizer renders the rows now in view
+  }
+  return [...rows.entries()].sort(([a], [b]) => a - b).map(([, text]) => text);
 }

@@ -14,7 +14,7 @@ import {
 import { classifyPgError, describePgError, isLockTimeout } from '../../electron/engine/targets/postgres/errors.ts';
 import { quoteIdent, quoteQualified } from '../../electron/engine/targets/postgres/sql.ts';
 import { createOrderMart, createOrderTables, orderedPartitionMd5, seedOrders, type SeedSummary } from '../support/dataset.ts';
-import { freePort } from '../support/globalSetup.ts';
+import { freePort } from '../../electron/engine/sandbox/embeddedPostgres.ts';
 import { adminClient, createTestDatabase, type TestDatabase } from '../support/pg.ts';
 
 const pgA = inject('pgA');

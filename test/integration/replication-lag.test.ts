@@ -145,4 +145,42 @@ describe('replication lag', () => {
     expect(published('lag-1')).toBe(10);
     console.info(`replication lag: halted ${haltMs} ms after start with ${haltedAfter} partition(s) published`);
   });
+
+  it('a resume with a longer pause and a higher lag limit retunes the run: applied, audited, in the note', async () => {
+    const r = await connect(replica, 'warehouse');
+    await r.query('select pg_wal_replay_pause()');
+    await new Promise((res) => setTimeout(res, 1500));
+    try {
+      const args = ['orders', '--from', '2026-05-11', '--to', '2026-05-16', '--run-id', 'lag-2', '--replica', 'replica'];
+      const halted = await runCli(ws, [...args, '--max-replication-lag-s', '1']);
+      expect(halted.code, halted.stdout + halted.stderr).toBe(3);
+      const toDo = 5 - published('lag-2');
+      expect(toDo).toBeGreaterThanOrEqual(3);
+      // The replica is still paused: only the retuned threshold lets the resume through.
+      const started = Date.now();
+      const resumed = await runCli(ws, ['--resume', '--run-id', 'lag-2', '--sleep-ms', '300', '--max-replication-lag-s', '3600']);
+      const resumeMs = Date.now() - started;
+      expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+      expect(resumed.stdout).toContain('Retuned run lag-2 for this resume: throttle.sleep_ms 0 → 300; stop.max_replication_lag_s 1 → 3600');
+      expect(published('lag-2')).toBe(5);
+      expect(resumeMs).toBeGreaterThanOrEqual((toDo - 1) * 300); // the pause between partitions was applied
+      const sqlite = new Database(ws.db, { readonly: true });
+      const settings = JSON.parse(
+        (sqlite.prepare(`select settings_json as s from runs where run_id = 'lag-2'`).get() as { s: string }).s,
+      ) as Record<string, unknown>;
+      const audit = sqlite.prepare(`select detail_json as d from audit_log where run_id = 'lag-2' and event = 'run.retuned'`).all() as {
+        d: string;
+      }[];
+      sqlite.close();
+      expect(settings).toMatchObject({ sleep_ms: 300, stop: { max_replication_lag_s: 3600 } });
+      expect(audit.map((a) => (JSON.parse(a.d) as { summary: string; via: string }).via)).toEqual(['resume']);
+      // The signed plan is unchanged: the note names the retune in the run's history.
+      const note = await runCli(ws, ['export', '--run-id', 'lag-2', '--format', 'md']);
+      expect(note.code, note.stderr).toBe(0);
+      expect(note.stdout).toMatch(/run\.retuned.*throttle\.sleep_ms 0 → 300; stop\.max_replication_lag_s 1 → 3600/);
+    } finally {
+      await r.query('select pg_wal_replay_resume()');
+      await r.end();
+    }
+  });
 });

@@ -244,7 +244,7 @@ describe('the app on the same sandbox', () => {
     const before = serverProcesses();
     const app = spawn(
       process.execPath,
-      ['--import', 'tsx', 'test/e2e/harness/main.ts', '--sandbox', dir, '--db', join(dir, 'runbook.sqlite')],
+      ['dist/node/browser-mode.mjs', '--sandbox', dir, '--db', join(dir, 'runbook.sqlite'), '--ready-json'],
       { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     const ready = await new Promise<string>((resolveReady, reject) => {

@@ -11,7 +11,7 @@ import { createConnections } from '../../electron/engine/runbook/connections.ts'
 import type { SecretBox } from '../../electron/engine/runbook/secrets.ts';
 import type { Workspace } from '../../electron/engine/runbook/workspace.ts';
 import { openStore, type Store } from '../../electron/engine/store/index.ts';
-import { fileSecretBox } from '../e2e/harness/fileSecretBox.ts';
+import { fileSecretBox } from '../../electron/browser/fileSecretBox.ts';
 
 const PASSWORD = 'hunter2-correct-horse';
 

@@ -5,7 +5,7 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { CALL_NAMES, splitCallName, type CallInput, type CallName, type CallResult, type Handlers } from '../../shared/contract.ts';
-import { GateError, InputError } from '../../shared/errors.ts';
+import { ConnectionError, GateError, InputError } from '../../shared/errors.ts';
 import { registerHandlers, type Guard, type IpcEventLike, type IpcMainLike } from '../../electron/main/handlers/index.ts';
 import { MAX_INPUT_CHARS } from '../../electron/main/handlers/ipc.ts';
 import { ServiceError } from '../../electron/engine/runbook/secrets.ts';
@@ -243,6 +243,24 @@ describe('engine errors come back as Results', () => {
         code: 'store',
         message: 'disk full writing /w/runbook.sqlite',
         hint: 'the local SQLite file could not be used; the message says why',
+      },
+    ],
+    [
+      'a server that cannot be reached is a connection problem, with what to do',
+      new ConnectionError('cannot connect to PostgreSQL at 127.0.0.1:1/x: connection refused', '127.0.0.1:1/x'),
+      {
+        code: 'connection',
+        message: 'cannot connect to PostgreSQL at 127.0.0.1:1/x: connection refused',
+        hint: 'start the server or fix the connection (url, password, network); nothing was changed',
+      },
+    ],
+    [
+      'a connection lost mid-statement is one too, wherever its code sits in the cause chain',
+      new Error('sanity check failed', { cause: Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }) }),
+      {
+        code: 'connection',
+        message: 'sanity check failed',
+        hint: 'start the server or fix the connection (url, password, network); nothing was changed',
       },
     ],
     [

@@ -15,7 +15,12 @@ const builder = parse(readFileSync('electron-builder.yml', 'utf8')) as {
   electronFuses: Record<string, boolean>;
   directories: { buildResources: string };
 };
-const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { main: string; scripts: Record<string, string> };
+const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as {
+  main: string;
+  scripts: Record<string, string>;
+  devDependencies: Record<string, string>;
+  optionalDependencies: Record<string, string>;
+};
 
 describe('fuses', () => {
   it.each<[string, FuseV1Options, string, boolean]>([
@@ -57,5 +62,23 @@ describe('what gets packed', () => {
   it('has its build resources', () => {
     expect(builder.directories.buildResources).toBe('build');
     expect(existsSync('build/icon.png')).toBe(true);
+  });
+});
+
+describe('Electron, an optional dependency', () => {
+  it('is optional, so an install that cannot download its binary goes on, and says so after', () => {
+    expect(pkg.optionalDependencies.electron).toMatch(/^\^?\d+\.\d+\.\d+$/);
+    expect(pkg.devDependencies.electron).toBeUndefined();
+    expect(pkg.scripts.postinstall).toBe('node scripts/postinstall.mjs');
+  });
+
+  it('is still the devDependency Forge looks for, through its readPackageJson hook', async () => {
+    const hook = forgeConfig.hooks?.readPackageJson as ((config: unknown, p: typeof pkg) => Promise<typeof pkg>) | undefined;
+    const seen = await hook?.({}, pkg);
+    expect(seen?.devDependencies.electron).toBe(pkg.optionalDependencies.electron);
+  });
+
+  it('is not packed into installers as a production dependency', () => {
+    expect(builder.files).toContain('!**/node_modules/electron/**');
   });
 });

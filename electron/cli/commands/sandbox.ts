@@ -8,6 +8,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, w
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
+import { processAlive } from '../../engine/executor/processAlive.ts';
 import { removeSandbox, sandboxInUse, startSandbox } from '../../engine/sandbox/index.ts';
 import { checkTrainingScenario, listScenarios, loadTrainingScenario } from '../../engine/sandbox/training.ts';
 import { loadConfig } from '../../engine/plan/load.ts';
@@ -233,8 +234,7 @@ async function sandboxClient(dir: string): Promise<PgClient> {
 function running(dir: string): SupervisorState | undefined {
   try {
     const state = JSON.parse(readFileSync(stateFile(dir), 'utf8')) as SupervisorState;
-    process.kill(state.pid, 0);
-    return state;
+    return processAlive(state.pid) ? state : undefined;
   } catch {
     return undefined;
   }
@@ -291,9 +291,9 @@ function report(dir: string, state: SupervisorState, out: Reporter, how: string)
       `Workspace: ${dir}`,
       `Config written to ${state.configFile}:`,
       readFileSync(state.configFile, 'utf8').replace(/^/gm, '    '),
-      'Try it (from the project folder):',
+      'Try it:',
       `    export BACKFILL_RUNBOOK_WORKSPACE="${dir}"`,
-      '    npx run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --dry-run',
+      '    run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --dry-run',
       `Stop it with: run-backfill sandbox down${dir === defaultSandboxDir() ? '' : ` --dir "${dir}"`}`,
     ].join('\n'),
   );

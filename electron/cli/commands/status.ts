@@ -1,6 +1,5 @@
 import type { Command } from 'commander';
 import { integer, withGlobals, type CliContext, type GlobalOptions } from '../program.ts';
-import { statusCommand } from '../statusCommand.ts';
 
 export function registerStatus(program: Command, ctx: CliContext): void {
   withGlobals(
@@ -10,6 +9,7 @@ export function registerStatus(program: Command, ctx: CliContext): void {
       .option('--run-id <id>', 'the run to show')
       .option('--limit <n>', 'how many runs to list', integer(1, 10_000), 20),
   ).action(async (opts: { runId?: string; limit: number } & GlobalOptions) => {
+    const { statusCommand } = await import('../statusCommand.ts');
     await ctx.withStore((store, out) => statusCommand(opts, store, out), opts);
   });
 }

@@ -19,6 +19,7 @@ import type { ExecutorEvent, RunOutcome, RunOutcomeStatus } from './events.ts';
 import { backoffDelay, sleep } from './retry.ts';
 import type { PartitionTarget, PartitionWriteResult } from './types.ts';
 import type { Fired, StopMonitor } from '../safety/stopConditions.ts';
+import { leaseHolder } from './processAlive.ts';
 
 /** A stop condition fired before COMMIT: the partition rolls back and the run halts. */
 class StopConditionError extends Error {
@@ -38,6 +39,8 @@ export interface RunnerOptions {
   maxConsecutiveFailures?: number;
   /** stop conditions, checked before each partition and while one is written */
   monitor?: StopMonitor;
+  /** runs once the run's lease is ours, before anything else (a resume's retune is recorded here) */
+  onLeased?: () => void;
   onEvent?: (event: ExecutorEvent) => void;
 }
 
@@ -91,10 +94,19 @@ export class Runner {
       const current = store.runs.get(runId);
       throw new GateError(
         `run "${runId}" is being executed by another process (${current?.leaseOwner ?? 'unknown'}); only one executor may drive a run`,
+        [describeHolder(current)],
       );
     }
     // Fixed for the life of a run: read once, not per partition.
     this.planHash = run.planHash;
+    try {
+      this.options.onLeased?.();
+    } catch (err) {
+      this.recordQuietly(() => store.runs.releaseLease(runId, this.owner));
+      await target.close();
+      await this.options.monitor?.close();
+      throw err;
+    }
     this.writeMode = (run.writeMode ?? 'overwrite-partition') as WriteMode;
     try {
       await target.prepare();
@@ -223,13 +235,13 @@ export class Runner {
   }
 
   /**
-   * A lease held by a process of this machine that no longer exists (killed, crashed) is taken
-   * over at once instead of waiting for it to expire. A stopped (SIGSTOP) process still exists.
+   * A lease held by a process of this machine that no longer runs (killed, crashed, a zombie
+   * not yet reaped) is taken over at once instead of waiting for it to expire. A stopped
+   * (SIGSTOP) process still exists and keeps its lease; so does any process of another host.
    */
   private takeOverDeadLease(run: Run): boolean {
     const current = this.options.store.runs.get(run.runId)?.leaseOwner;
-    const [host, pid] = current?.split(':') ?? [];
-    if (!current || host !== hostname() || !pid || processAlive(Number(pid))) return false;
+    if (!current || !leaseHolder(current).gone) return false;
     this.options.store.runs.releaseLease(run.runId, current);
     return this.options.store.runs.acquireLease(run.runId, this.owner, LEASE_MS);
   }
@@ -577,13 +589,14 @@ function resultPatch(r: PartitionWriteResult) {
   };
 }
 
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+/** Who holds a run's lease, and until when, in words an operator can act on. */
+function describeHolder(run: Run | undefined): string {
+  if (!run?.leaseOwner) return 'its lease was taken a moment ago by another executor';
+  const { host, pid } = leaseHolder(run.leaseOwner);
+  const until = run.leaseExpiresAt ?? 'unknown';
+  return host === hostname()
+    ? `held by process ${pid} on this machine (lease until ${until}); stop that process first (Ctrl-C there, or pause it in the app)`
+    : `held by process ${pid} on host ${host}, lease until ${until}; if that process is gone, resume after ${until}`;
 }
 
 function message(err: unknown): string {

@@ -1,30 +1,111 @@
 /**
- * The one way to build an executor for a run — the CLI and the app both come here, so a run
- * gets the same stop conditions and failure limits whoever starts it.
+ * The one way to start or resume an execution — the CLI and the app both come here, so a run
+ * passes the same gates, gets the same stop conditions and failure limits and the same retune
+ * rules whoever starts it: gates → config → target → (record | retune) → runner.
  */
+import { InputError } from '../../../shared/errors.ts';
 import type { Config, Job, Plan } from '../../../shared/schemas.ts';
 import type { ExecutorEvent } from '../executor/events.ts';
 import { Runner, type Reprocess } from '../executor/runner.ts';
 import type { PartitionTarget } from '../executor/types.ts';
+import type { SanityReport } from '../safety/sanity.ts';
 import { StopConditions, expectedRowsFrom } from '../safety/stopConditions.ts';
 import type { Store } from '../store/index.ts';
 import { backfillApplicationName } from '../targets/postgres/partitionTarget.ts';
-import { planHash } from '../plan/hash.ts';
+import { checkExecutionGates } from './gates.ts';
+import { jobChanged } from './planning.ts';
+import { openTarget, recordRun, type PreparedPlan } from './prepare.ts';
+import { effectivePlan, retuneFor, type PlanChange } from './retune.ts';
 
-export interface RunnerSetup {
+export interface ExecutionRequest {
+  store: Store;
+  /** the connections, with what the app adds from its own store */
+  config: Config;
+  env: NodeJS.ProcessEnv;
+  /** the signed plan and its job, prepared (partitions, tier, red flags, hashes) */
+  prepared: PreparedPlan;
+  /** who executes: the four-eyes gate compares it with the signer */
+  actor: string;
+  /** the workspace is the Sandbox: kept on a new run for its notes */
+  sandbox?: boolean;
+  /** throttle and stop thresholds to change before resuming (refused for anything else) */
+  changes?: readonly PlanChange[];
+  reprocess?: Reprocess;
+  /** sees the source sanity report the gate took, to show it */
+  onSanity?: (report: SanityReport) => void;
+  /** hears what `changes` retuned, in words, once it is recorded (the lease is ours) */
+  onRetuned?: (summary: string) => void;
+  onEvent?: (event: ExecutorEvent) => void;
+}
+
+export type Execution =
+  | { status: 'ready'; runner: Runner }
+  /** the run already succeeded and nothing was asked to be redone */
+  | { status: 'done'; runId: string };
+
+/**
+ * A run that does not exist yet is recorded only once every gate has passed and its target
+ * answers, so a refusal or a dead server leaves nothing half-made behind. The source sanity
+ * gate measures the source as it is now, on a resume too: a source that went bad since the
+ * last session stops the run before it writes again.
+ */
+export async function openExecution(req: ExecutionRequest): Promise<Execution> {
+  const { store, prepared, actor } = req;
+  const runId = prepared.plan.request_id;
+  const run = store.runs.get(runId);
+  if (run) {
+    if (run.planHash !== prepared.planHash)
+      throw new InputError(`run "${runId}" exists with a different plan (${run.planHash.slice(0, 12)}…)`, {
+        field: 'request_id',
+        value: runId,
+        hint: 'a signed plan never changes: pick a new run id, or resume the run as planned',
+      });
+    if (run.jobHash !== prepared.jobHash) throw jobChanged(run);
+    if (run.status === 'succeeded' && (req.reprocess ?? 'missing') === 'missing') return { status: 'done', runId };
+  }
+  const current = run ? effectivePlan(prepared.plan, run.settings) : prepared.plan;
+  const retune = run && req.changes ? retuneFor(runId, current, req.changes) : null;
+  const plan = retune ? effectivePlan(current, retune.settings) : current;
+
+  await checkExecutionGates({ prepared, store, config: req.config, operator: actor, env: req.env, onSanity: req.onSanity });
+  const config = configForPlan(req.config, prepared.job, plan);
+  const target = openTarget(config, prepared.job, plan.write_mode, req.env, store);
+  try {
+    await target.prepare();
+  } catch (err) {
+    await target.close();
+    throw err;
+  }
+  if (!run) recordRun(store, prepared, actor, req.sandbox);
+  // Recorded once the lease is ours: a resume refused because another executor drives the run
+  // must not retune that executor behind its back.
+  const onLeased = retune
+    ? () => {
+        store.runs.updateSettings(runId, retune.settings, actor, { summary: retune.summary, via: 'resume' });
+        req.onRetuned?.(retune.summary);
+      }
+    : undefined;
+  return { status: 'ready', runner: createRunner({ ...req, config, job: prepared.job, plan, target, onLeased }) };
+}
+
+interface RunnerSetup {
   store: Store;
   config: Config;
   job: Job;
+  prepared: PreparedPlan;
+  /** the plan as executed: its stop thresholds may be retuned */
   plan: Plan;
   target: PartitionTarget;
   actor: string;
   reprocess?: Reprocess;
   onEvent?: (event: ExecutorEvent) => void;
+  onLeased?: () => void;
   env?: NodeJS.ProcessEnv;
 }
 
-export function createRunner(s: RunnerSetup): Runner {
-  const dryRun = s.store.evidence.latest({ planHash: planHash(s.plan), kind: 'dry-run' });
+function createRunner(s: RunnerSetup): Runner {
+  // The dry run on record belongs to the signed plan, not to its retuned version.
+  const dryRun = s.store.evidence.latest({ planHash: s.prepared.planHash, kind: 'dry-run' });
   const monitor = new StopConditions({
     plan: s.plan,
     config: s.config,
@@ -43,6 +124,7 @@ export function createRunner(s: RunnerSetup): Runner {
     maxConsecutiveFailures: s.plan.stop.max_consecutive_failures,
     monitor,
     onEvent: s.onEvent,
+    onLeased: s.onLeased,
   });
 }
 

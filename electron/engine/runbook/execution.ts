@@ -1,18 +1,16 @@
 /**
  * Step 5, execute: the executors this process drives, their live numbers, and pause / resume /
  * stop, which all act at a partition boundary (Runner.requestStop: the partition in flight
- * finishes; the run stays resumable). The same gates and runner setup as the CLI
- * (gates.ts, execute.ts), so the app is not a side door either.
+ * finishes; the run stays resumable). Starting and resuming go through openExecution
+ * (execute.ts), as the CLI's do, so the app is not a side door either; the runbook's own
+ * order (steps 1–4 before step 5) is the app's checklist on top of it.
  */
 import type { ExecutorEventView, LiveStats } from '../../../shared/contractTypes.ts';
 import { GateError, InputError } from '../../../shared/errors.ts';
 import type { ExecutorEvent, RunOutcome } from '../executor/events.ts';
 import type { Runner } from '../executor/runner.ts';
-import type { SanityReport, SanityResult } from '../safety/sanity.ts';
-import { configForPlan, createRunner } from './execute.ts';
-import { checkExecutionGates } from './gates.ts';
-import { assertJobUnchanged, type RunContext } from './planning.ts';
-import { openTarget } from './prepare.ts';
+import { openExecution } from './execute.ts';
+import { assertJobUnchanged } from './planning.ts';
 import { contextOf, engineConfig, now, type EngineScope } from './scope.ts';
 import { requireStep } from './steps.ts';
 
@@ -98,52 +96,32 @@ export function createExecutions(scopeOf: () => EngineScope): Executions {
     scopeOf().emit({ kind: 'executor', runId, at: now(), event, stats: stats(runId, l) });
   };
 
-  /** What the operator saw at step 1 is what the sanity gate judges (the CLI measures afresh). */
-  const recordedSanity = (ctx: RunContext): SanityReport | undefined => {
-    const { store } = scopeOf();
-    const evidence = store.evidence.list({ planHash: ctx.prepared.planHash, kind: 'sanity-check' }).at(-1);
-    const body = evidence?.body as { blocked?: boolean; results?: SanityResult[] } | undefined;
-    return evidence && body?.results ? { results: body.results, blocked: body.blocked === true, evidenceId: evidence.id } : undefined;
-  };
-
   async function start(runId: string): Promise<{ started: boolean }> {
     if (live.has(runId)) throw new GateError(`run ${runId} is already executing in this app`, ['pause or stop it first']);
     const scope = scopeOf();
     const ctx = contextOf(scope, runId);
     assertJobUnchanged(ctx);
     requireStep(scope, ctx, 'execute');
-    if (ctx.run.status === 'succeeded')
-      throw new InputError(`run ${runId} already succeeded: nothing left to execute`, { hint: 'go on to the row-count comparison' });
-    const effective = engineConfig(scope);
-    const config = configForPlan(effective.config, ctx.job, ctx.plan);
-    await checkExecutionGates({ prepared: ctx.prepared, store: scope.store, config, operator: scope.actor, sanity: recordedSanity(ctx) });
-    const target = openTarget(config, ctx.job, ctx.plan.write_mode, effective.env, scope.store);
-    try {
-      await target.prepare();
-    } catch (err) {
-      await target.close();
-      throw err;
-    }
-    const before = scope.store.runs.get(runId);
+    const { config, env } = engineConfig(scope);
     const tally: Tally = {
       stopAs: 'paused',
       sessionStart: Date.now(),
-      sessionBaseline: { published: before?.partitionsPublished ?? 0, rows: before?.rowsWritten ?? 0 },
+      sessionBaseline: { published: ctx.run.partitionsPublished, rows: ctx.run.rowsWritten },
       running: new Set(),
       lastCheckpointAt: null,
       stop: null,
     };
-    const runner = createRunner({
+    const execution = await openExecution({
       store: scope.store,
       config,
-      job: ctx.job,
-      plan: ctx.plan,
-      target,
+      env,
+      prepared: ctx.prepared,
       actor: scope.actor,
-      reprocess: 'missing',
-      env: effective.env,
       onEvent: (e) => onEvent(runId, tally, e),
     });
+    if (execution.status === 'done')
+      throw new InputError(`run ${runId} already succeeded: nothing left to execute`, { hint: 'go on to the row-count comparison' });
+    const { runner } = execution;
     const done = runner
       .run()
       .then((outcome) => {

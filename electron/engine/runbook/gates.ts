@@ -19,8 +19,10 @@ export interface GateContext {
   config: Config;
   /** who executes: the four-eyes rule compares it with the signer */
   operator: string;
-  /** the source sanity report when the caller already took it (to show it) */
-  sanity?: SanityReport;
+  /** where passwords come from (the app adds the ones it keeps) */
+  env?: NodeJS.ProcessEnv;
+  /** sees the source sanity report the gate takes (the CLI prints it; it is kept as evidence) */
+  onSanity?: (report: SanityReport) => void;
 }
 
 export type Gate = (ctx: GateContext) => Promise<string[]> | string[];

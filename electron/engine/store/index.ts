@@ -7,6 +7,7 @@ export { PARTITION_TRANSITIONS, canTransition } from './transitions.ts';
 export { canonicalJson, sha256Hex } from './json.ts';
 export type { AuditInput, AuditQuery, AuditRepo } from './repos/audit.ts';
 export type { EvidenceInput, EvidenceQuery, EvidenceRepo } from './repos/evidence.ts';
+export type { HistoryFilter, HistoryRepo } from './repos/history.ts';
 export type { JobInput, JobsRepo } from './repos/jobs.ts';
 export type { PartitionPatch, PartitionsRepo } from './repos/partitions.ts';
 export type { PlanInput, PlansRepo } from './repos/plans.ts';

@@ -7,6 +7,7 @@ import { MIGRATIONS, type Migration } from './migrations/index.ts';
 import { createAuditRepo, type AuditRepo } from './repos/audit.ts';
 import { createCounterRefresher } from './repos/counters.ts';
 import { createEvidenceRepo, type EvidenceRepo } from './repos/evidence.ts';
+import { createHistoryRepo, type HistoryRepo } from './repos/history.ts';
 import { createJobsRepo, type JobsRepo } from './repos/jobs.ts';
 import { createPartitionsRepo, type PartitionsRepo } from './repos/partitions.ts';
 import { createPlansRepo, type PlansRepo } from './repos/plans.ts';
@@ -31,6 +32,8 @@ export interface Store {
   readonly partitions: PartitionsRepo;
   readonly audit: AuditRepo;
   readonly evidence: EvidenceRepo;
+  /** the History view's queries: paged runs, a run's timeline */
+  readonly history: HistoryRepo;
   close(): void;
   /**
    * Runs fn in one immediate SQLite transaction (nested repo calls become savepoints).
@@ -91,6 +94,7 @@ function assemble(db: Database.Database, file: string, clock: Clock, schemaVersi
     partitions: guardRepo(file, createPartitionsRepo(db, clock, audit, refreshCounters)),
     audit: guardRepo(file, audit),
     evidence: guardRepo(file, createEvidenceRepo(db, clock, audit)),
+    history: guardRepo(file, createHistoryRepo(db)),
     close: () => {
       if (db.open) db.close();
     },

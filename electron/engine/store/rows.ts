@@ -123,10 +123,11 @@ export const toPlan = (row: PlanRow): Plan => ({
 
 /** Settings are stored snake_case (sleep_ms) like every other column name. */
 export function settingsToJson(settings: RunSettings): string {
-  const stored: Record<string, number | boolean> = {};
+  const stored: Record<string, unknown> = {};
   if (settings.sleepMs !== undefined) stored.sleep_ms = settings.sleepMs;
   if (settings.concurrency !== undefined) stored.concurrency = settings.concurrency;
   if (settings.sandbox === true) stored.sandbox = true;
+  if (settings.stop !== undefined && Object.keys(settings.stop).length > 0) stored.stop = settings.stop;
   return JSON.stringify(stored);
 }
 
@@ -136,6 +137,8 @@ export function settingsFromJson(text: string): RunSettings {
   if (typeof stored.sleep_ms === 'number') settings.sleepMs = stored.sleep_ms;
   if (typeof stored.concurrency === 'number') settings.concurrency = stored.concurrency;
   if (stored.sandbox === true) settings.sandbox = true;
+  if (typeof stored.stop === 'object' && stored.stop !== null && !Array.isArray(stored.stop))
+    settings.stop = stored.stop as Record<string, unknown>;
   return settings;
 }
 

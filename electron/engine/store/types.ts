@@ -15,6 +15,11 @@ export type RunKind = 'execute' | 'dry-run';
 export interface RunSettings {
   sleepMs?: number;
   concurrency?: number;
+  /**
+   * Stop-condition thresholds retuned since the plan was signed (plan field names, e.g.
+   * max_replication_lag_s), laid over the plan's `stop` when the run executes.
+   */
+  stop?: Record<string, unknown>;
   /** run in the Sandbox workspace: training data; its notes say so */
   sandbox?: boolean;
 }

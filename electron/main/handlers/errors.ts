@@ -4,41 +4,15 @@
  */
 import type { z } from 'zod';
 import type { CallError } from '../../../shared/contract.ts';
-import { GateError, InputError } from '../../../shared/errors.ts';
-import { StoreError } from '../../engine/store/index.ts';
-import { ServiceError } from '../../engine/runbook/secrets.ts';
+import { classifyError } from '../../engine/classifyError.ts';
 
+/** The classifier's decision (the CLI's exit code comes from the same one), with every text redacted. */
 export function toCallError(err: unknown, redact: (text: string) => string = (t) => t): CallError {
-  if (err instanceof InputError) {
-    return clean({ code: 'input', message: redact(err.message), hint: err.details.hint, field: err.details.field }, redact);
-  }
-  if (err instanceof GateError) {
-    return clean(
-      {
-        code: 'gate',
-        message: redact(err.message),
-        reasons: err.reasons.map(redact),
-        hint: 'every reason above must be resolved before this can run',
-      },
-      redact,
-    );
-  }
-  if (err instanceof ServiceError) return clean({ code: err.code, message: redact(err.message), hint: err.hint }, redact);
-  if (err instanceof StoreError) {
-    return clean(
-      { code: 'store', message: redact(err.message), hint: 'the local SQLite file could not be used; the message says why' },
-      redact,
-    );
-  }
-  const message = err instanceof Error ? err.message : String(err);
-  return { code: 'internal', message: redact(message), hint: 'this is unexpected: the details are in the app log' };
-}
-
-function clean(error: CallError, redact: (text: string) => string): CallError {
-  const out: CallError = { code: error.code, message: error.message };
-  if (error.hint !== undefined) out.hint = redact(error.hint);
-  if (error.field !== undefined) out.field = error.field;
-  if (error.reasons !== undefined && error.reasons.length > 0) out.reasons = error.reasons;
+  const f = classifyError(err);
+  const out: CallError = { code: f.kind, message: redact(f.message) };
+  if (f.hint !== undefined) out.hint = redact(f.hint);
+  if (f.field !== undefined) out.field = f.field;
+  if (f.reasons !== undefined && f.reasons.length > 0) out.reasons = f.reasons.map(redact);
   return out;
 }
 

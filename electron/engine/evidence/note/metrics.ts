@@ -13,7 +13,7 @@ export interface HistoryRow {
   reason: string;
 }
 
-const RUN_EVENTS = /^run\.(created|started|resumed|paused|halted|failed|succeeded|running)$/;
+const RUN_EVENTS = /^run\.(created|started|resumed|retuned|paused|halted|failed|succeeded|running)$/;
 const STOPPED = new Set(['paused', 'halted', 'failed', 'succeeded']);
 
 export function runHistory(bundle: NoteBundle): HistoryRow[] {
@@ -24,7 +24,8 @@ export function runHistory(bundle: NoteBundle): HistoryRow[] {
       event: e.event,
       actor: e.actor,
       status: `${e.fromStatus ?? '–'} → ${e.toStatus ?? '–'}`,
-      reason: typeof e.detail.haltReason === 'string' ? e.detail.haltReason : '–',
+      // a retune says what it changed (`throttle.sleep_ms 200 → 2000`)
+      reason: typeof e.detail.haltReason === 'string' ? e.detail.haltReason : typeof e.detail.summary === 'string' ? e.detail.summary : '–',
     }));
 }
 

@@ -25,6 +25,7 @@ export interface EvidenceRepo {
   /** Oldest first. */
   list(query?: EvidenceQuery): EvidenceRecord[];
   latest(query: { planHash: string; kind: string }): EvidenceRecord | undefined;
+  get(id: number): EvidenceRecord | undefined;
 }
 
 export function createEvidenceRepo(db: Database.Database, clock: Clock, audit: AuditRepo): EvidenceRepo {
@@ -42,6 +43,7 @@ export function createEvidenceRepo(db: Database.Database, clock: Clock, audit: A
     latest: db.prepare<{ planHash: string; kind: string }, EvidenceRow>(
       'SELECT * FROM evidence WHERE plan_hash = @planHash AND kind = @kind ORDER BY id DESC LIMIT 1',
     ),
+    get: db.prepare<[number], EvidenceRow>('SELECT * FROM evidence WHERE id = ?'),
   };
 
   const add = db.transaction((input: EvidenceInput): EvidenceRecord => {
@@ -73,6 +75,10 @@ export function createEvidenceRepo(db: Database.Database, clock: Clock, audit: A
       statements.list.all({ runId: runId ?? null, planHash: planHash ?? null, kind: kind ?? null }).map(toEvidence),
     latest: (query) => {
       const row = statements.latest.get(query);
+      return row === undefined ? undefined : toEvidence(row);
+    },
+    get: (id) => {
+      const row = statements.get.get(id);
       return row === undefined ? undefined : toEvidence(row);
     },
   };

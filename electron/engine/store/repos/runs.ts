@@ -48,8 +48,11 @@ export interface RunsRepo extends RunLeases {
   list(query?: RunQuery): Run[];
   setStatus(runId: string, status: RunStatus, options: SetStatusOptions): Run;
   refreshCounters(runId: string): Run;
-  /** Merges the given settings over the stored ones; audited as 'run.retuned'. */
-  updateSettings(runId: string, settings: RunSettings, actor: string): Run;
+  /**
+   * Merges the given settings over the stored ones (`stop` field by field); audited as
+   * 'run.retuned' with both versions, and `detail` (what changed, in words; how).
+   */
+  updateSettings(runId: string, settings: RunSettings, actor: string, detail?: Record<string, unknown>): Run;
 }
 
 /** Statuses that stop the clock: a run sitting in one of them is not being worked. */
@@ -172,15 +175,18 @@ export function createRunsRepo(
     return toRun(row);
   });
 
-  const updateSettings = db.transaction((runId: string, settings: RunSettings, actor: string): Run => {
-    const before = mustGet(runId);
-    const from = settingsFromJson(before.settings_json);
-    const to = checkSettings({ ...from, ...settings });
-    const row = statements.setSettings.get({ runId, settingsJson: settingsToJson(to), now: clock().toISOString() });
-    if (row === undefined) throw new Error(`run ${runId} vanished while updating`);
-    audit.append({ runId, entity: 'run', entityId: runId, event: 'run.retuned', actor, detail: { from, to } });
-    return toRun(row);
-  });
+  const updateSettings = db.transaction(
+    (runId: string, settings: RunSettings, actor: string, detail: Record<string, unknown> = {}): Run => {
+      const before = mustGet(runId);
+      const from = settingsFromJson(before.settings_json);
+      const stop = settings.stop === undefined ? from.stop : { ...from.stop, ...settings.stop };
+      const to = checkSettings({ ...from, ...settings, ...(stop === undefined ? {} : { stop }) });
+      const row = statements.setSettings.get({ runId, settingsJson: settingsToJson(to), now: clock().toISOString() });
+      if (row === undefined) throw new Error(`run ${runId} vanished while updating`);
+      audit.append({ runId, entity: 'run', entityId: runId, event: 'run.retuned', actor, detail: { ...detail, from, to } });
+      return toRun(row);
+    },
+  );
 
   return {
     create: (input) => create.immediate(input),
@@ -203,7 +209,7 @@ export function createRunsRepo(
       if (!refreshCounters(runId)) throw new StoreError(`run ${runId} does not exist`, 'not-found');
       return toRun(mustGet(runId));
     },
-    updateSettings: (runId, settings, actor) => updateSettings.immediate(runId, settings, actor),
+    updateSettings: (runId, settings, actor, detail) => updateSettings.immediate(runId, settings, actor, detail),
     ...createRunLeases(db, clock, audit),
   };
 }

@@ -3,7 +3,7 @@
 import type { Readable, Writable } from 'node:stream';
 import pg from 'pg';
 import pgCopy from 'pg-copy-streams';
-import { InputError, showValue } from '../../../../shared/errors.ts';
+import { ConnectionError, InputError, showValue } from '../../../../shared/errors.ts';
 import { describePgError } from './errors.ts';
 import { bindNamed } from './sql.ts';
 
@@ -24,16 +24,12 @@ export interface PgConnectOptions {
 const IDLE_IN_TRANSACTION_TIMEOUT_MS = 10 * 60_000;
 
 /** Why a connection could not be opened, in words an operator can act on. Never holds a password. */
-export class PgConnectError extends Error {
+export class PgConnectError extends ConnectionError {
   override readonly name = 'PgConnectError';
   /** The underlying SQLSTATE or Node code (ECONNREFUSED …), so classifyPgError can judge it. */
   readonly code: string | undefined;
-  constructor(
-    message: string,
-    readonly target: string,
-    cause: unknown,
-  ) {
-    super(message, { cause });
+  constructor(message: string, target: string, cause: unknown) {
+    super(message, target, { cause });
     const code = (cause as { code?: unknown } | null)?.code;
     this.code = typeof code === 'string' ? code : undefined;
   }

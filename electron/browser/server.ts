@@ -1,49 +1,46 @@
 /**
- * The test harness of DESIGN §3: the app's own handlers (electron/main/handlers, the same
+ * Browser mode's server (DESIGN §3): the app's own handlers (electron/main/handlers, the same
  * contract, the same engine) served on loopback HTTP, the Vite-built renderer beside them, and
- * a `window.runbook` bridge (browserBridge.ts) so a real Chromium drives the real UI. Also what
- * `npm start` serves in browser mode when Electron's binary is missing.
+ * the `window.runbook` bridge (pageBridge.ts, built to a script by scripts/build-node.mjs) so
+ * any browser drives the real UI. `npm start` serves it where Electron's binary is missing; the
+ * end-to-end tests drive the very same server in Chromium.
  *
  * **Important**: this is a local server that can run backfills. It listens on 127.0.0.1 only,
  * answers only requests whose Host is exactly that address (no DNS rebinding), needs a per-run
- * random token (an HttpOnly, SameSite=Strict cookie) for every request, and takes calls only
- * from its own Origin.
+ * random token (an HttpOnly, SameSite=Strict cookie) for every request, takes calls only from
+ * its own Origin, and reads no request body beyond MAX_BODY_BYTES.
  */
-import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { fileURLToPath } from 'node:url';
-import { build } from 'esbuild';
-import { CALL_NAMES, EVENT_NAMES, type EventName } from '../../../shared/contract.ts';
-import type { ProgressEvent } from '../../../shared/contractTypes.ts';
-import { CONTENT_SECURITY_POLICY } from '../../../shared/csp.ts';
-import { appResponseHeaders, resolveAppPath } from '../../../electron/main/appProtocol.ts';
-import { registerHandlers, type IpcEventLike, type IpcMainLike } from '../../../electron/main/handlers/index.ts';
-import { MAX_INPUT_CHARS } from '../../../electron/main/handlers/ipc.ts';
-import type { RunbookService } from '../../../electron/engine/runbook/service.ts';
+import { CALL_NAMES, EVENT_NAMES, type EventName } from '../../shared/contract.ts';
+import type { ProgressEvent } from '../../shared/contractTypes.ts';
+import { CONTENT_SECURITY_POLICY } from '../../shared/csp.ts';
+import { appResponseHeaders, resolveAppPath } from '../main/appProtocol.ts';
+import { registerHandlers, type IpcEventLike, type IpcMainLike } from '../main/handlers/index.ts';
+import type { RunbookService } from '../engine/runbook/service.ts';
+import { cookieOf, MAX_BODY_BYTES, readBody, sameToken } from './http.ts';
 
 export const TOKEN_COOKIE = 'runbook_token';
 
-export interface HarnessOptions {
+export interface BrowserServerOptions {
   /** builds the engine service; `emit` sends its events to every connected page */
   createService: (emit: (event: ProgressEvent) => void) => RunbookService;
   /** the Vite-built renderer (.vite/renderer/main_window) */
   rendererDir: string;
+  /** the page's `window.runbook` script (pageBridge.ts as built by scripts/build-node.mjs) */
+  bridgeScript: string;
   port?: number;
-  /** browser mode: index.html loads the bridge itself (tests inject it as an init script instead) */
-  injectBridgeTag?: boolean;
   log?: (line: string) => void;
 }
 
-export interface Harness {
+export interface BrowserServer {
   origin: string;
   token: string;
   /** opens a session: sets the token cookie and redirects to the app */
   enterUrl: string;
   service: RunbookService;
-  /** the bridge script, for Playwright's addInitScript */
-  bridgeScript: string;
   close: () => Promise<void>;
 }
 
@@ -58,22 +55,9 @@ class HttpIpc implements IpcMainLike {
   }
 }
 
-export async function bundleBridge(): Promise<string> {
-  const result = await build({
-    entryPoints: [fileURLToPath(new URL('./browserBridge.ts', import.meta.url))],
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: 'chrome120',
-    write: false,
-    logLevel: 'warning',
-  });
-  return result.outputFiles[0]?.text ?? '';
-}
-
-export async function startHarness(options: HarnessOptions): Promise<Harness> {
+export async function startBrowserServer(options: BrowserServerOptions): Promise<BrowserServer> {
   const token = randomBytes(32).toString('base64url');
-  const bridgeScript = await bundleBridge();
+  const { bridgeScript } = options;
   const streams = new Set<ServerResponse>();
   const send = (event: EventName, payload: unknown): void => {
     const frame = `event: ${event}\ndata: ${JSON.stringify(payload)}\n\n`;
@@ -96,7 +80,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
 
   const server = createServer((req, res) => {
     void route(req, res).catch((err: unknown) => {
-      options.log?.(`harness error: ${err instanceof Error ? err.message : String(err)}`);
+      options.log?.(`browser mode server error: ${err instanceof Error ? err.message : String(err)}`);
       if (!res.headersSent) res.writeHead(500).end('internal error');
     });
   });
@@ -134,14 +118,12 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       return void res.writeHead(403, { 'content-type': 'text/plain' }).end('calls are taken from the app page only');
     const listener = (CALL_NAMES as string[]).includes(channel) ? ipc.listeners.get(channel) : undefined;
     if (!listener) return void res.writeHead(404, { 'content-type': 'text/plain' }).end(`no call ${channel} in the contract`);
-    const body = await readBody(req, MAX_INPUT_CHARS * 2);
+    const body = await readBody(req, MAX_BODY_BYTES);
     if (body === undefined) {
-      return void res.writeHead(413, { 'content-type': 'application/json' }).end(
-        JSON.stringify({
-          ok: false,
-          error: { code: 'input', message: `${channel} refused its input: over ${MAX_INPUT_CHARS * 2} bytes` },
-        }),
-      );
+      const error = { code: 'input', message: `${channel} refused its input: over ${MAX_BODY_BYTES} bytes` };
+      // The rest of the body is never read: the connection closes after this answer.
+      res.writeHead(413, { 'content-type': 'application/json', connection: 'close' }).end(JSON.stringify({ ok: false, error }));
+      return void res.once('finish', () => req.destroy());
     }
     let input: unknown;
     try {
@@ -177,7 +159,7 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       return void res.writeHead(404).end('not found');
     }
     const headers = { ...appResponseHeaders(file), 'content-security-policy': CONTENT_SECURITY_POLICY };
-    if (file.endsWith('index.html') && options.injectBridgeTag) {
+    if (file.endsWith('index.html')) {
       data = Buffer.from(data.toString('utf8').replace('<script', '<script src="/__runbook/bridge.js"></script>\n    <script'));
     }
     res.writeHead(200, headers).end(req.method === 'HEAD' ? undefined : data);
@@ -193,7 +175,6 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
     token,
     enterUrl: `${origin}/__runbook/enter?token=${token}`,
     service,
-    bridgeScript,
     async close() {
       for (const s of streams) s.end();
       server.closeAllConnections();
@@ -201,33 +182,4 @@ export async function startHarness(options: HarnessOptions): Promise<Harness> {
       await service.close();
     },
   };
-}
-
-function sameToken(given: string | null | undefined, token: string): boolean {
-  if (!given) return false;
-  const a = Buffer.from(given);
-  const b = Buffer.from(token);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
-function cookieOf(req: IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const [k, ...v] = part.trim().split('=');
-    if (k === name) return v.join('=');
-  }
-  return undefined;
-}
-
-/** The body as text; undefined when it is over `limit` (read to the end and dropped, so the reply still arrives). */
-function readBody(req: IncomingMessage, limit: number): Promise<string | null | undefined> {
-  return new Promise((resolve, reject) => {
-    let size = 0;
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= limit) chunks.push(chunk);
-    });
-    req.on('end', () => resolve(size > limit ? undefined : size === 0 ? null : Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }

@@ -1,5 +1,5 @@
 /**
- * The harness's SecretBox (browser mode has no Electron, so no safeStorage): AES-256-GCM under
+ * Browser mode's SecretBox (it has no Electron, so no safeStorage): AES-256-GCM under
  * a random key kept in a 0600 file beside the ledger. The key sits on disk next to the data,
  * which is exactly what Electron's plain-text backend amounts to, so it says 'plain-text' and
  * the app warns before saving a password with it.
@@ -7,7 +7,7 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { SecretBox } from '../../../electron/engine/runbook/secrets.ts';
+import type { SecretBox } from '../engine/runbook/secrets.ts';
 
 export function fileSecretBox(keyFile: string): SecretBox {
   if (!existsSync(keyFile)) {

@@ -1,10 +1,11 @@
 /**
- * `window.runbook` for the test harness, built by the SAME builder as the preload
+ * `window.runbook` in browser mode, built by the SAME builder as the preload
  * (electron/preload/bridge.ts), over loopback HTTP instead of IPC: calls are POSTs, events
- * arrive by Server-Sent Events. Bundled by esbuild into one script the harness injects.
- * The token travels in an HttpOnly cookie, so this script never holds it.
+ * arrive by Server-Sent Events. Built by scripts/build-node.mjs into one script (browser-bridge.js)
+ * that the server puts before the app's own. The token travels in an HttpOnly cookie, so this
+ * script never holds it.
  */
-import { buildBridge } from '../../../electron/preload/bridge.ts';
+import { buildBridge } from '../preload/bridge.ts';
 
 interface EventSourceLike {
   addEventListener(type: string, listener: (message: { data: string }) => void): void;

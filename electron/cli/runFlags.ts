@@ -1,0 +1,111 @@
+/**
+ * The one table of flags that set plan fields. Commander's options, the plan built from flags,
+ * the check of flags against a `--plan` file and the retune of a resume all come from it, so a
+ * new plan flag is one line here. Kept free of heavy imports: `run-backfill --help` and the
+ * fast commands load it.
+ */
+import { Option } from 'commander';
+import { integer, number } from './program.ts';
+
+export interface PlanFlag {
+  /** commander's flags, e.g. '--sleep-ms <ms>' */
+  flags: string;
+  /** the plan field it sets (dotted path) */
+  field: string;
+  description: string;
+  parse?: (text: string) => unknown;
+  choices?: readonly string[];
+  /** the plan value from what commander parsed, or undefined when the flag was not given */
+  toPlan?: (parsed: unknown) => unknown;
+}
+
+/** `09:00-18:00` → { from, to }. **Hazard**: commander reads `--no-run-window` as a negation of `runWindow`, true when absent. */
+const window = (parsed: unknown): unknown => {
+  if (typeof parsed !== 'string') return undefined;
+  const [from = '', to = ''] = parsed.split('-');
+  return { from, to };
+};
+
+export const PLAN_FLAGS: readonly PlanFlag[] = [
+  { flags: '--run-id <id>', field: 'request_id', description: 'the run (and request) id; default derived from job and range' },
+  { flags: '--from <date>', field: 'range.from', description: 'first partition, inclusive (e.g. 2026-05-01)' },
+  { flags: '--to <date>', field: 'range.to', description: 'end of the range, exclusive (e.g. 2026-07-01)' },
+  { flags: '--unit <unit>', field: 'unit', description: 'partition unit; must match the job', choices: ['hour', 'day', 'month'] },
+  {
+    flags: '--mode <mode>',
+    field: 'write_mode',
+    description: "write mode (default: the job's)",
+    choices: ['overwrite-partition', 'upsert', 'append-dedupe'],
+  },
+  { flags: '--sleep-ms <ms>', field: 'throttle.sleep_ms', description: 'pause between partitions', parse: integer(0, 86_400_000) },
+  {
+    flags: '--concurrency <n>',
+    field: 'throttle.concurrency',
+    description: 'partitions written at once (default 1)',
+    parse: integer(1, 16),
+  },
+  {
+    flags: '--max-consecutive-failures <n>',
+    field: 'stop.max_consecutive_failures',
+    description: 'halt after this many failures in a row (default 3)',
+    parse: integer(1, 1000),
+  },
+  {
+    flags: '--max-replication-lag-s <s>',
+    field: 'stop.max_replication_lag_s',
+    description: 'halt when replicas fall this far behind',
+    parse: number(0.001),
+  },
+  {
+    flags: '--replica <connection>',
+    field: 'stop.replica',
+    description: 'watch this replica connection for lag (else pg_stat_replication on the target)',
+  },
+  {
+    flags: '--max-lock-wait-ms <ms>',
+    field: 'stop.max_lock_wait_ms',
+    description: "halt when sessions wait this long behind the backfill's locks; also its lock_timeout",
+    parse: integer(1),
+  },
+  {
+    flags: '--max-row-diff-ratio <r>',
+    field: 'stop.max_row_diff_ratio',
+    description: "halt when a partition's rows differ this much from the dry run",
+    parse: number(0.000001),
+  },
+  {
+    flags: '--no-run-window <HH:MM-HH:MM>',
+    field: 'stop.no_run_window',
+    description: 'local hours when backfills must not run (peak hours)',
+    toPlan: window,
+  },
+  { flags: '--panic-file <path>', field: 'stop.panic_file', description: 'stop at once when this file exists' },
+  { flags: '--reason <text>', field: 'reason', description: 'why this backfill is needed (kept with the plan)' },
+  { flags: '--requested-by <name>', field: 'requested_by', description: 'who asked for it (default: you)' },
+];
+
+export function optionOf(flag: PlanFlag): Option {
+  const option = new Option(flag.flags, flag.description);
+  if (flag.choices) option.choices(flag.choices);
+  if (flag.parse) option.argParser(flag.parse);
+  return option;
+}
+
+/** `--sleep-ms <ms>` → `--sleep-ms` */
+export const flagName = (flag: PlanFlag): string => flag.flags.split(' ')[0] ?? flag.flags;
+
+/** The plan fields the given options set: [flag, field, value] for each flag that was given. */
+export function givenPlanFlags(options: object): { name: string; field: string; value: unknown }[] {
+  const given = [];
+  for (const flag of PLAN_FLAGS) {
+    const parsed = (options as Record<string, unknown>)[optionOf(flag).attributeName()];
+    const value = flag.toPlan ? flag.toPlan(parsed) : parsed;
+    if (value !== undefined) given.push({ name: flagName(flag), field: flag.field, value });
+  }
+  return given;
+}
+
+export const flagOfField = (field: string): string | undefined => {
+  const flag = PLAN_FLAGS.find((f) => f.field === field || field.startsWith(`${f.field}.`));
+  return flag ? flagName(flag) : undefined;
+};
