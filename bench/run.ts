@@ -171,8 +171,10 @@ function medianProfile(times: number[], profiles: (Profile | undefined)[]): Prof
   return profiles[nearest];
 }
 
-function line(name: string, value: string, target: string, pass: boolean, detail: string): void {
-  console.log(`${name.padEnd(44)} ${value.padStart(10)}   target ${target.padEnd(8)} ${pass ? 'PASS' : 'MISS'}   ${detail}`);
+function line(name: string, value: string, target: string, pass: boolean, detail: string, skipped = false): void {
+  console.log(
+    `${name.padEnd(44)} ${value.padStart(10)}   target ${target.padEnd(8)} ${skipped ? 'SKIP' : pass ? 'PASS' : 'MISS'}   ${detail}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -359,7 +361,7 @@ async function main(): Promise<void> {
     printProfile('(a) executor, pushdown, no validation rule', medianProfile(noRule, profilesNoRule), median(noRule), DAYS);
     printProfile('(b) executor, cross-server COPY', medianProfile(copyMs, profilesB), median(copyMs), DAYS);
     if (!want('s3')) console.log(`(d), (e), (j), (k) skipped: BENCH_ONLY=${ONLY}`);
-    else for (const l of await runS3Benches(a.info, ROWS)) line(l.name, l.value, l.target, l.pass, l.detail);
+    else for (const l of await runS3Benches(a.info, ROWS)) line(l.name, l.value, l.target, l.pass, l.detail, l.skipped);
     if (want('sandbox')) await runSandboxBench(line, ROUNDS);
   } finally {
     for (const s of servers.reverse()) await s.stop().catch(() => undefined);
