@@ -230,11 +230,16 @@ write_mode: overwrite-partition
 `,
     );
     const run = startCli(ws, ['kill-export', ...one, '--run-id', 'run-kill']);
-    // killed once the partition is under way: rows are being read or objects written
+    // killed once the partition is under way: rows are being read or objects written. The clock
+    // starts when the run is on record ("Starting run"): on a busy machine 1.5 s after spawning
+    // can come before it, and there is then no run to resume.
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, 1500);
+      let seen = '';
+      let timer: NodeJS.Timeout | undefined;
       run.child.stdout?.on('data', (d: Buffer) => {
-        if (d.toString().includes('2026-01-20T00')) {
+        seen += d.toString();
+        if (timer === undefined && seen.includes('Starting run run-kill')) timer = setTimeout(resolve, 1500);
+        if (seen.includes('2026-01-20T00')) {
           clearTimeout(timer);
           setTimeout(resolve, 400);
         }
