@@ -175,8 +175,10 @@ function medianProfile(times: readonly number[], profiles: (Profile | undefined)
   return profiles[nearest];
 }
 
-function line(name: string, value: string, target: string, pass: boolean, detail: string): void {
-  console.log(`${name.padEnd(44)} ${value.padStart(10)}   target ${target.padEnd(8)} ${pass ? 'PASS' : 'MISS'}   ${detail}`);
+function line(name: string, value: string, target: string, pass: boolean, detail: string, skipped = false): void {
+  console.log(
+    `${name.padEnd(44)} ${value.padStart(10)}   target ${target.padEnd(8)} ${skipped ? 'SKIP' : pass ? 'PASS' : 'MISS'}   ${detail}`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -370,7 +372,7 @@ async function main(): Promise<void> {
     if (resultB)
       printProfile('(b) executor, cross-server COPY', medianProfile(resultB.subjectMs, profilesB), median(resultB.subjectMs), DAYS);
     if (!want('s3')) console.log(`(d), (e), (j), (k) skipped: BENCH_ONLY=${ONLY}`);
-    else for (const l of await runS3Benches(a.info, ROWS)) line(l.name, l.value, l.target, l.pass, l.detail);
+    else for (const l of await runS3Benches(a.info, ROWS)) line(l.name, l.value, l.target, l.pass, l.detail, l.skipped);
     if (want('sandbox')) await runSandboxBench(line, ROUNDS);
     if (want('h')) await runStartupBench(line);
   } finally {

@@ -10,7 +10,7 @@
  *       S3 client) ÷ DuckDB running the same query over the same files on local disk
  *                                                              — target ≤ 1.5
  *
- * (d) is skipped with a message when rclone is not installed (Debian: apt-get install rclone).
+ * (d) prints a SKIP line saying why when rclone is not installed (Debian: apt-get install rclone).
  */
 import { execFile, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -39,6 +39,8 @@ export interface BenchLine {
   target: string;
   pass: boolean;
   detail: string;
+  /** not measured (detail says why): printed SKIP, neither a pass nor a miss */
+  skipped?: boolean;
 }
 
 function median(values: number[]): number {
@@ -60,12 +62,18 @@ function openBucket(endpoint: string, name: string, concurrency: number): S3Buck
   );
 }
 
-async function rcloneAvailable(): Promise<boolean> {
+/** Why (d) cannot compare against rclone here, or undefined when `rclone` runs. */
+async function rcloneMissing(): Promise<string | undefined> {
   return promisify(execFile)('rclone', ['version']).then(
-    () => true,
-    () => false,
+    () => undefined,
+    (err: NodeJS.ErrnoException) =>
+      err.code === 'ENOENT'
+        ? 'rclone is not installed (Debian: apt-get install rclone), so there is no baseline: nothing measured'
+        : `\`rclone version\` failed (${err.message.split('\n')[0] ?? ''}): nothing measured`,
   );
 }
+
+const RCLONE_BENCH = `(d) S3 snapshot ÷ rclone copy (${OBJECTS} objects)`;
 
 /** (d): our snapshot and rclone's server-side copy of the same prefix, alternating rounds. */
 async function snapshotVsRclone(endpoint: string): Promise<BenchLine> {
@@ -145,7 +153,7 @@ async function snapshotVsRclone(endpoint: string): Promise<BenchLine> {
   bucket.close();
   const ratio = median(ours) / median(theirs);
   return {
-    name: `(d) S3 snapshot ÷ rclone copy (${OBJECTS} objects)`,
+    name: RCLONE_BENCH,
     value: ratio.toFixed(3),
     target: '≤ 1.0',
     pass: ratio <= 1,
@@ -379,8 +387,9 @@ export async function runS3Benches(pg: PgServerInfo, rows: number): Promise<Benc
   const s3 = await startS3(dir);
   const lines: BenchLine[] = [];
   try {
-    if (await rcloneAvailable()) lines.push(await snapshotVsRclone(s3.endpoint));
-    else console.log('(d) skipped: rclone is not installed (Debian: apt-get install -y rclone)');
+    const missing = await rcloneMissing();
+    if (missing === undefined) lines.push(await snapshotVsRclone(s3.endpoint));
+    else lines.push({ name: RCLONE_BENCH, value: 'skipped', target: '≤ 1.0', pass: false, detail: missing, skipped: true });
     lines.push(await exportMemory(s3.endpoint, pg, rows));
     lines.push(await exportMemory(s3.endpoint, pg, rows, { label: 'parquet', target: '  format: parquet\n', limitMb: 150, tag: '(j)' }));
     lines.push(

@@ -8,10 +8,16 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { loadConfig } from '../../electron/engine/plan/load.ts';
 import { removeSandbox } from '../../electron/engine/sandbox/index.ts';
+import { SANDBOX_LEAD } from '../../electron/engine/sandbox/sandboxLead.ts';
+import { scenario } from '../../electron/engine/sandbox/scenarios.ts';
+import { openPg, type PgClient } from '../../electron/engine/targets/postgres/connect.ts';
+import { openBucket } from '../../electron/engine/targets/s3/open.ts';
+import type { S3Bucket } from '../../electron/engine/targets/s3/bucket.ts';
 import { sandboxServerProcesses } from '../support/sandboxProcesses.ts';
 import { signOff } from '../support/signoff.ts';
-import { runCli, startCli, type Workspace } from '../support/workspace.ts';
+import { runCli, startCli, type CliResult, type Workspace } from '../support/workspace.ts';
 
 const dir = join(mkdtempSync(join(tmpdir(), 'bfr-sandbox-')), 'sandbox');
 const ws: Workspace = {
@@ -51,7 +57,7 @@ async function load(id: number): Promise<void> {
     'The sandbox\'s lead signs off: run-backfill sign <request> --identity sandbox-lead (passphrase "sandbox-training-only"',
   );
   const before = await runCli(ws, sandbox('check', String(id)));
-  if (id !== 4 && id !== 3) {
+  if (id !== 4 && id !== 3 && id !== 7) {
     // Freshly loaded, nothing is fixed: the check says what is missing.
     expect(before.code).toBe(1);
     expect(before.stdout).toContain('not fixed yet');
@@ -72,12 +78,81 @@ async function ok(args: string[]): Promise<string> {
   return r.stdout;
 }
 
+/** The sandbox's warehouse and lake, opened from the config it wrote. */
+async function sandboxServers(): Promise<{ pg: PgClient; lake: S3Bucket; close(): Promise<void> }> {
+  const config = loadConfig(join(dir, 'backfill.config.yaml'));
+  const warehouse = config.connections.warehouse;
+  if (warehouse?.kind !== 'postgres') throw new Error('the sandbox config has no warehouse');
+  const pg = await openPg({ url: warehouse.url, statementTimeoutMs: 60_000, lockTimeoutMs: 10_000, connectTimeoutMs: 10_000 });
+  const lake = openBucket(config, 'lake', 'connections.lake', {});
+  return {
+    pg,
+    lake,
+    close: async () => {
+      lake.client.destroy();
+      await pg.end();
+    },
+  };
+}
+
+const PARTNER_DAYS = Array.from({ length: 10 }, (_, i) => `2026-07-${String(i + 1).padStart(2, '0')}`);
+const partnerFile = (day: string): string => `partner/settlements/dt=${day}/settlements_${day.replaceAll('-', '')}.csv`;
+
+/** Rows per day in partner.settlements, over the days of the partner's files. */
+async function settlementDays(pg: PgClient): Promise<Record<string, number>> {
+  const r = await pg.query<{ d: string; n: number }>(
+    `select to_char(settlement_date, 'YYYY-MM-DD') as d, count(*)::int as n from partner.settlements
+      where settlement_date between '2026-07-01' and '2026-07-10' group by 1 order by 1`,
+  );
+  return Object.fromEntries(r.rows.map((row) => [row.d, row.n]));
+}
+
+/** The oracle: the partner's file parsed here, by its own header's delimiter, against the table's rows of that day. */
+async function tableEqualsFile(servers: { pg: PgClient; lake: S3Bucket }, day: string): Promise<{ rows: number; equal: boolean }> {
+  const [header = '', ...lines] = ((await servers.lake.getText(partnerFile(day))) ?? '').trim().split('\n');
+  const delimiter = header.includes(';') ? ';' : ',';
+  const asText: Record<string, string> = {
+    settlement_date: `to_char(settlement_date, 'YYYY-MM-DD')`,
+    captured_at: `to_char(captured_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`,
+  };
+  const columns = header.split(delimiter).map((c) => asText[c] ?? `${c}::text`);
+  const r = await servers.pg.query<{ line: string }>(
+    `select concat_ws('|', ${columns.join(', ')}) as line from partner.settlements where settlement_date = $1`,
+    [day],
+  );
+  const table = r.rows.map((row) => row.line).sort();
+  const file = lines.map((l) => l.split(delimiter).join('|')).sort();
+  return { rows: table.length, equal: file.length > 0 && JSON.stringify(table) === JSON.stringify(file) };
+}
+
+/** Runs a scenario's steps exactly as it prints them: each must be one plain run-backfill command. */
+async function runPrintedSteps(id: number): Promise<CliResult[]> {
+  ws.env.BACKFILL_SANDBOX_LEAD_PASSPHRASE = SANDBOX_LEAD.passphrase;
+  const results: CliResult[] = [];
+  for (const step of scenario(id).steps) {
+    expect(step).toMatch(/^run-backfill( [^\s"'()<>…]+)+$/); // no placeholder, quoting or note to interpret
+    const args = step.split(' ').slice(1);
+    if (args[0] === 'sign') args.push('--passphrase-env', 'BACKFILL_SANDBOX_LEAD_PASSPHRASE'); // no terminal here to ask
+    results.push(await runCli(ws, args));
+  }
+  return results;
+}
+
+/** A dry run, the sandbox lead's sign-off and the run, under one run id. */
+async function manualRun(job: string, from: string, to: string, runId: string): Promise<string> {
+  const flags = [job, '--from', from, '--to', to, '--run-id', runId];
+  await ok([...flags, '--dry-run']);
+  await signOff(ws, runId, 'sandbox-lead');
+  return ok(flags);
+}
+
 describe('training scenarios, driven to their end', () => {
-  it('lists all six, every one available', async () => {
+  it('lists all seven, every one available', async () => {
     const r = await runCli(ws, ['sandbox', 'scenarios']);
     expect(r.stdout).toContain('1. Refund reasons mapped wrong for two months');
     expect(r.stdout).toContain('3. Hours of raw events missing from S3\n');
     expect(r.stdout).toContain('6. Production load: lock waits appear mid-run');
+    expect(r.stdout).toContain("7. A partner's CSV drop arrived with the wrong delimiter\n");
     expect(r.stdout).not.toContain('not available');
   });
 
@@ -236,6 +311,88 @@ describe('training scenarios, driven to their end', () => {
     expect((await traffic.done).stdout).toContain('[Sandbox] got the lock');
     await ok(['--resume', '--run-id', 'train-6']);
     await expectFixed(6);
+  });
+  it("7. a partner's CSV drop with the wrong delimiter: the printed steps reload exactly the two days, row for row", async () => {
+    await load(7);
+    const servers = await sandboxServers();
+    try {
+      // Broken: the nightly load refused both days; the other eight hold the partner's rows.
+      const all = Object.fromEntries(PARTNER_DAYS.map((d) => [d, 400]));
+      const { '2026-07-06': _six, '2026-07-07': _seven, ...others } = all;
+      expect(await settlementDays(servers.pg)).toEqual(others);
+      const before = await runCli(ws, sandbox('check', '7'));
+      expect(before.code).toBe(1);
+      expect(before.stdout).toContain(
+        "✗ 2026-07-06 reloaded from the partner's file: no rows for 2026-07-06; the partner's file has 400. Not reloaded yet",
+      );
+      expect(before.stdout).toContain('✓ the other 8 days were left alone');
+      expect(before.stdout).toContain("✓ the partner's drop was left as it arrived: 10 files");
+
+      const [nightly, ...fix] = await runPrintedSteps(7);
+      // The nightly job as shipped refuses the day, naming the field, the partition and the object.
+      expect(nightly?.code).toBe(2);
+      expect(nightly?.stderr).toContain(
+        'the CSV objects of partition 2026-07-06 (s3://sandbox-lake/partner/settlements/dt=2026-07-06/settlements_20260706.csv) read as ONE column',
+      );
+      expect(nightly?.stderr).toContain('set source.csv.delimiter: ";"');
+      for (const r of fix) expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(fix.at(-1)?.stdout).toContain('Run partner-reload-2026-07-06 succeeded: 2 published, 0 failed, 0 pending, 800 rows');
+
+      expect(await settlementDays(servers.pg)).toEqual(all);
+      for (const day of ['2026-07-06', '2026-07-07']) expect(await tableEqualsFile(servers, day)).toEqual({ rows: 400, equal: true });
+      await expectFixed(7);
+    } finally {
+      await servers.close();
+    }
+  });
+
+  it('7. the wrong fixes, each named: --to read as inclusive, a "safe" rerun of the day before, the partner\'s file edited in place', async () => {
+    await load(7);
+    await manualRun('partner-settlements-semicolon', '2026-07-06', '2026-07-07', 'train-7-short');
+    const short = await runCli(ws, sandbox('check', '7'));
+    expect(short.code).toBe(1);
+    expect(short.stdout).toContain(
+      "✓ 2026-07-06 reloaded from the partner's file: 400 rows, each equal to the partner's row (run train-7-short)",
+    );
+    expect(short.stdout).toContain(
+      "✗ 2026-07-07 reloaded from the partner's file: no rows for 2026-07-07; the partner's file has 400. Only 2026-07-06 was reloaded: --to is exclusive, so a run over both days ends --to 2026-07-08",
+    );
+    expect(short.stdout).toContain('✗ evidence: snapshot backup: no snapshot taken for this run');
+    expect(short.stdout).toContain('✓ the other 8 days were left alone');
+
+    await manualRun('partner-settlements', '2026-07-05', '2026-07-06', 'train-7-day-before');
+    const dayBefore = await runCli(ws, sandbox('check', '7'));
+    expect(dayBefore.stdout).toContain(
+      '✗ the other 8 days were left alone: 2026-07-05 rewritten by run train-7-day-before — only 2026-07-06 and 2026-07-07 were to be reloaded',
+    );
+
+    // "Fixing" the partner's file so the nightly job reads it: the day loads, the record of what the partner sent is gone.
+    const servers = await sandboxServers();
+    try {
+      const file = partnerFile('2026-07-07');
+      await servers.lake.put(file, ((await servers.lake.getText(file)) ?? '').replaceAll(';', ','), 'text/csv');
+      await manualRun('partner-settlements', '2026-07-07', '2026-07-08', 'train-7-edited');
+      expect(await tableEqualsFile(servers, '2026-07-07')).toEqual({ rows: 400, equal: true });
+      const edited = await runCli(ws, sandbox('check', '7'));
+      expect(edited.code).toBe(1);
+      expect(edited.stdout).toContain('not fixed yet');
+      expect(edited.stdout).toContain("✓ 2026-07-07 reloaded from the partner's file: 400 rows");
+      expect(edited.stdout).toContain(
+        "✗ the partner's drop was left as it arrived: partner/settlements/dt=2026-07-07/settlements_20260707.csv was changed",
+      );
+      // A row changed after the load is found and named, row by row.
+      const changed = await servers.pg.query<{ id: string }>(
+        `update partner.settlements set fee_amount = fee_amount + 0.01
+          where transaction_id = (select min(transaction_id) from partner.settlements where settlement_date = '2026-07-06')
+          returning transaction_id as id`,
+      );
+      const wrong = await runCli(ws, sandbox('check', '7'));
+      expect(wrong.stdout).toContain(
+        `✗ 2026-07-06 reloaded from the partner's file: 400 rows, but 1 with a value that differs (first: ${changed.rows[0]?.id ?? '?'})`,
+      );
+    } finally {
+      await servers.close();
+    }
   });
 });
 

@@ -18,6 +18,42 @@ export const REFINE_SQL = `select cast(event_id as bigint) as event_id,
 qualify row_number() over (partition by event_id order by event_time) = 1
  order by event_id`;
 
+/**
+ * The payment partner's nightly settlement load (S3 CSV → Postgres), and the team's variant for
+ * the partner's semicolon-separated exports: the same job but for source.csv.delimiter.
+ */
+function partnerSettlementsJob(name: string, delimiter: ',' | ';', header: string): string {
+  return `${header}
+name: ${name}
+unit: day
+timezone: UTC
+classification:
+  billing: true
+  external_partner: true
+  downstream: [finance.settlement_monthly]
+source:
+  kind: s3
+  connection: lake
+  # one file a day from the partner, then their empty _complete marker
+  path: "partner/settlements/dt={date}/"
+  format: csv
+  csv: { header: true, delimiter: "${delimiter}" }
+target:
+  connection: warehouse
+  table: partner.settlements
+  partition_column: settlement_date
+  key: [transaction_id]
+write_mode: overwrite-partition
+validation:
+  - name: rows and amounts reconcile with the partner's file
+    source: select count(*) as rows, sum(cast(gross_amount as decimal(12,2))) as gross, sum(cast(net_amount as decimal(12,2))) as net
+            from source
+    target: select count(*) as rows, sum(gross_amount) as gross, sum(net_amount) as net from partner.settlements
+            where settlement_date >= :partition_start and settlement_date < :partition_end
+    tolerance: 0
+`;
+}
+
 export const SANDBOX_JOBS: Record<string, string> = {
   'order-daily-mart': `# Daily orders and paid amount per customer (DESIGN.md §4's example).
 name: order-daily-mart
@@ -148,6 +184,20 @@ validation:
     source: select sum(cast(amount as decimal(12,2))) as amount from (select distinct event_id, amount from source)
     target: select sum(amount) as amount from target
 `,
+  'partner-settlements': partnerSettlementsJob(
+    'partner-settlements',
+    ',',
+    `# The nightly load of the payment partner's settlement files: one comma-separated CSV a day,
+# dropped by the partner under partner/settlements/dt=YYYY-MM-DD/, loaded into
+# partner.settlements. Finance closes the month on these rows.`,
+  ),
+  'partner-settlements-semicolon': partnerSettlementsJob(
+    'partner-settlements-semicolon',
+    ';',
+    `# The partner's settlement files as their export tool writes them in its European locale:
+# separated by ";". The same load as partner-settlements but for source.csv.delimiter. For
+# reloading the days that arrived that way, and only those: the nightly job stays on ",".`,
+  ),
 };
 
 /** The lake's bucket in the sandbox's S3 server. */

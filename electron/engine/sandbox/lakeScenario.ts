@@ -30,7 +30,8 @@ const raw = (h: string): string => `events/events_${DAY}_${h}`;
 const recovered = (h: string): string => `events-backfill/events-backfill_${DAY}_${h}`;
 const refined = (h: string): string => `refined/event/dt=${DAY}/hour=${h}/`;
 const RANGE = { from: `${DAY}T${MISSING[0]}`, to: `${DAY}T${String(Number(MISSING.at(-1)) + 1).padStart(2, '0')}` };
-const NO_LAKE = 'this sandbox has no lake (S3 server): it was started by an older build — restart it (run-backfill sandbox down, then up)';
+export const NO_LAKE =
+  'this sandbox has no lake (S3 server): it was started by an older build — restart it (run-backfill sandbox down, then up)';
 
 /** What the daily export and the daily ETL left in the lake: every hour of the day but the missing ones. */
 function seededKeys(): { raw: string[]; refined: string[] } {

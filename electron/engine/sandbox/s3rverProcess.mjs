@@ -18,6 +18,11 @@ import S3rver from 's3rver';
 const require = createRequire(import.meta.url);
 const FilesystemStore = require('s3rver/lib/stores/filesystem');
 
+// **Hazard**: read the parent before anything awaits. Read after the server is up, a parent
+// killed the moment it saw the port line is already gone: the orphan's parent is then init
+// (or a subreaper), which never goes away, and the server would outlive everything.
+const parent = process.ppid;
+
 const [directory, portArg] = process.argv.slice(2);
 if (!directory) throw new Error('usage: s3rverProcess.mjs <directory> [port]');
 mkdirSync(directory, { recursive: true });
@@ -150,8 +155,9 @@ function stop() {
 }
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
-const parent = process.ppid;
 setInterval(() => {
+  // reparented (process.ppid is read live) means the parent is gone, even if its pid was reused
+  if (process.ppid !== parent) return stop();
   try {
     process.kill(parent, 0);
   } catch {

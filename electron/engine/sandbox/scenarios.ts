@@ -21,6 +21,7 @@ import {
   type ScenarioCheck,
 } from './checks.ts';
 import { LAKE_SCENARIO } from './lakeScenario.ts';
+import { PARTNER_SCENARIO } from './partnerScenario.ts';
 import { seedWarehouse } from './seed.ts';
 
 export type { ScenarioCheck } from './checks.ts';
@@ -195,6 +196,7 @@ export const SCENARIOS: readonly Scenario[] = [
       return [await reconciles(client, ORDERS.table, this.range), run, resumedAfterStop(store, run.runId, 'lock-wait')];
     },
   },
+  PARTNER_SCENARIO,
 ];
 
 export function scenario(id: number): Scenario {
@@ -209,7 +211,7 @@ export async function loadScenario(env: ScenarioEnv, id: number): Promise<Scenar
   const s = scenario(id);
   if (s.unavailable) throw new Error(`scenario ${id} is not available in this build: ${s.unavailable}`);
   await client.query(
-    'DROP SCHEMA IF EXISTS mart CASCADE; DROP SCHEMA IF EXISTS backfill_runbook CASCADE; DROP SCHEMA IF EXISTS backfill_runbook_snapshots CASCADE; DROP VIEW IF EXISTS refund_timeline; DROP TABLE IF EXISTS refunds, refund_reasons, orders, app_events CASCADE',
+    'DROP SCHEMA IF EXISTS mart CASCADE; DROP SCHEMA IF EXISTS partner CASCADE; DROP SCHEMA IF EXISTS backfill_runbook CASCADE; DROP SCHEMA IF EXISTS backfill_runbook_snapshots CASCADE; DROP VIEW IF EXISTS refund_timeline; DROP TABLE IF EXISTS refunds, refund_reasons, orders, app_events CASCADE',
   );
   await seedWarehouse(client);
   await s.inject(env);

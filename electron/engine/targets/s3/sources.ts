@@ -110,7 +110,7 @@ export class S3RecordSource implements RecordSource {
         this.encoding,
       ),
     );
-    if (this.encoding.format === 'csv') await this.checkDelimiter(session);
+    if (this.encoding.format === 'csv') await this.checkDelimiter(session, partition, staged);
     const select = this.spec.query
       ? await session.userSelect(this.spec.query, 'source.query', values)
       : { table: '(SELECT * FROM source)', values: [] };
@@ -121,13 +121,16 @@ export class S3RecordSource implements RecordSource {
    * A CSV read with the wrong delimiter has one column whose name holds the real delimiter: say
    * so, naming the field, rather than loading every row into one column.
    */
-  private async checkDelimiter(session: LakeSession): Promise<void> {
+  private async checkDelimiter(session: LakeSession, partition: Partition, staged: readonly { key: string }[]): Promise<void> {
     const columns = await session.columns('source');
     const only = columns.length === 1 ? (columns[0] ?? '') : '';
     const other = [',', ';', '\t', '|'].find((d) => d !== this.encoding.csv.delimiter && only.includes(d));
     if (other !== undefined) {
+      // name the partition and its objects: of a range, only some days may have come in another delimiter
+      const objects = staged.map((o) => this.bucket.url(o.key));
+      const shown = objects.length > 2 ? `${objects.slice(0, 2).join(', ')} and ${objects.length - 2} more` : objects.join(', ');
       throw new InputError(
-        `the CSV objects at ${this.label} read as ONE column named ${JSON.stringify(only)} with delimiter ${JSON.stringify(this.encoding.csv.delimiter)}: they look delimited by ${JSON.stringify(other)} — set source.csv.delimiter: ${JSON.stringify(other)}`,
+        `the CSV objects of partition ${partition.key} (${shown}) read as ONE column named ${JSON.stringify(only)} with delimiter ${JSON.stringify(this.encoding.csv.delimiter)}: they look delimited by ${JSON.stringify(other)} — set source.csv.delimiter: ${JSON.stringify(other)}`,
         { field: 'source.csv.delimiter', value: this.encoding.csv.delimiter, hint: `delimiter: ${JSON.stringify(other)}` },
       );
     }
