@@ -161,14 +161,29 @@ export interface QueryOutcome<T> {
   fields: QueryField[];
 }
 
-/** Runs `sql` with `:name` parameters bound (see bindNamed); values never enter the text. */
+/**
+ * node-postgres's query config with its `queryMode` (missing from @types/pg): 'extended' sends
+ * Parse/Bind/Execute even without parameters.
+ */
+type ExtendedQuery = pg.QueryConfig & { queryMode: 'extended' };
+
+/**
+ * Runs `sql` with `:name` parameters bound (see bindNamed); values never enter the text.
+ *
+ * **Important**: always over the extended protocol, with or without parameters. node-postgres
+ * uses the simple protocol for a text without values, and the simple protocol runs every
+ * statement a text holds — `select 1; delete from t` deletes. The extended protocol's Parse
+ * takes exactly one statement ("cannot insert multiple commands into a prepared statement").
+ * Scripts of our own that are meant to be several statements go through pipelined().
+ */
 export async function query<T = Record<string, unknown>>(
   client: PgClient,
   sql: string,
   params: Readonly<Record<string, unknown>> = {},
 ): Promise<QueryOutcome<T>> {
   const { text, values } = bindNamed(sql, params);
-  const result = await client.query(text, values);
+  const config: ExtendedQuery = { text, values, queryMode: 'extended' };
+  const result = await client.query(config);
   return {
     rows: result.rows as T[],
     rowCount: result.rowCount ?? 0,
