@@ -87,7 +87,7 @@ export const CALLS = {
     z.strictObject({
       search: z.string().max(200).optional(),
       job: jobNameSchema.optional(),
-      status: z.enum(['planned', 'running', 'paused', 'halted', 'failed', 'succeeded']).optional(),
+      status: z.enum(['planned', 'running', 'paused', 'halted', 'canary', 'abandoned', 'failed', 'succeeded']).optional(),
       from: day.optional(),
       to: day.optional(),
       limit: z.number().int().min(1).max(1000).default(200),

@@ -2,12 +2,15 @@
  * What the engine hands the renderer through the contract (shared/contract.ts): plain JSON,
  * no secrets, no engine classes. Row shapes of the store stay in the engine; these are views.
  */
+import type { ImpactGraph } from './impact.ts';
+import type { PartitionFlag } from './partitionFlags.ts';
 import type { RedFlag } from './redFlags.ts';
+import type { RunEstimate } from './runEstimate.ts';
 import type { Job, Unit } from './schemas.ts';
 import type { StepView } from './runbookSteps.ts';
 import type { Tier } from './tier.ts';
 
-export type RunStatusName = 'planned' | 'running' | 'paused' | 'halted' | 'failed' | 'succeeded';
+export type RunStatusName = 'planned' | 'running' | 'paused' | 'halted' | 'canary' | 'abandoned' | 'failed' | 'succeeded';
 export type PartitionStatusName = 'pending' | 'running' | 'validated' | 'published' | 'failed' | 'skipped';
 export type SecretStorage = 'os' | 'plain-text' | 'unavailable';
 
@@ -155,7 +158,12 @@ export interface DryRunView {
   summary: string;
   downstream: string[];
   target: string;
-  rows: { key: string; source: Measures; target: Measures; change: Measures }[];
+  rows: { key: string; source: Measures; target: Measures; change: Measures; ms: number | null; flags: PartitionFlag[] }[];
+  /** the dry run's answers, one per question (and the run-level ones); empty for a dry run recorded before they were asked */
+  redFlags: RedFlag[];
+  estimate: RunEstimate | null;
+  /** the impact scope derived from the catalog and the workspace; null for an older dry run */
+  impact: ImpactGraph | null;
   createdAt: string;
 }
 
@@ -283,7 +291,7 @@ export type ExecutorEventView =
   | {
       type: 'run-finished';
       runId: string;
-      status: 'succeeded' | 'failed' | 'paused' | 'halted';
+      status: 'succeeded' | 'failed' | 'paused' | 'halted' | 'canary';
       published: number;
       failed: number;
       pending: number;

@@ -13,6 +13,8 @@ import { EXIT, type ExitCode } from './exitCodes.ts';
 import { checkFlagsAgainstPlan, planFromFlags, planWithChanges, resumeChanges, type RunFlags } from './planFromFlags.ts';
 import type { Reporter } from './progress.ts';
 import { formatDryRun, formatSanity } from './tables.ts';
+import { formatEstimate, formatFlags, formatImpact, formatPartitionFlags } from './dryRunReport.ts';
+import { blocking, mergeFlags } from '../../shared/redFlags.ts';
 
 const SANDBOX_BANNER = '[Sandbox] training workspace — embedded PostgreSQL and S3 with generated data, not production.';
 
@@ -89,13 +91,41 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
   const { config, job, plan, prepared } = loaded;
   if (opts.dryRun) {
     // A dry run is the cure for the no-dry-run flag: don't list it as a problem of itself.
-    describePlan({ ...prepared, flags: prepared.flags.filter((f) => f.code !== 'no-dry-run') }, out);
+    const planFlags = prepared.flags.filter((f) => f.code !== 'no-dry-run');
+    describePlan({ ...prepared, flags: planFlags }, out);
     const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode);
-    const result = await dryRun(prepared, target, store);
-    out.record('dry-run', { planHash: prepared.planHash, partitions: result.rows }, formatDryRun(result.rows));
+    const result = await dryRun({ prepared, target, store, config, env: process.env, jobsDir: opts.jobs });
+    // Partition flags the plan already showed (retention) come back with the dry run's; each once.
+    const flags = mergeFlags(planFlags.filter((f) => !f.partitions), result.answers.flags);
+    const byKey = new Map<string, string[]>();
+    for (const f of result.answers.partitions) byKey.set(f.key, [...(byKey.get(f.key) ?? []), `${f.severity === 'block' ? '!' : ''}${f.code}`]);
+    out.record(
+      'dry-run',
+      {
+        planHash: prepared.planHash,
+        partitions: result.rows.map((r) => ({ ...r, flags: result.answers.partitions.filter((f) => f.key === r.partition.key) })),
+        redFlags: flags,
+        estimate: result.answers.estimate,
+        impact: result.impact,
+      },
+      [
+        formatDryRun(result.rows, byKey),
+        formatPartitionFlags(result.answers.partitions),
+        formatFlags(flags),
+        formatEstimate(result.answers.estimate),
+        formatImpact(result.impact),
+      ]
+        .filter(Boolean)
+        .join('\n\n'),
+    );
     out.say(
       `Dry run kept as evidence #${result.evidenceId} for plan ${prepared.planHash.slice(0, 12)}. Nothing was written to the target.`,
     );
+    const blocks = blocking(flags);
+    if (blocks.length > 0) {
+      out.say(`The run would be refused: ${blocks.length} red flag(s) block it (${blocks.map((f) => f.code).join(', ')}).`);
+      return EXIT.refused;
+    }
     return EXIT.ok;
   }
   const existing = store.runs.get(plan.request_id);
@@ -152,6 +182,12 @@ async function execute(loaded: LoadedPlan, opts: RunOptions, store: Store, out: 
       case 'paused':
       case 'halted':
         out.say(`Resume with: run-backfill --resume --run-id ${outcome.runId}`);
+        return EXIT.halted;
+      case 'canary':
+        // Held on purpose: the operator reads the canary's comparison and decides.
+        out.say(
+          `Continue with: run-backfill --resume --run-id ${outcome.runId}   ·   or abandon it: run-backfill abandon --run-id ${outcome.runId}`,
+        );
         return EXIT.halted;
     }
   } finally {

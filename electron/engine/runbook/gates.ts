@@ -12,6 +12,7 @@ import type { SanityReport } from '../safety/sanity.ts';
 import { sanityGate } from '../safety/sanityGate.ts';
 import { signoffGate } from './signoffGate.ts';
 import { prefixGate } from './prefixGate.ts';
+import { questionsGate } from './questionsGate.ts';
 
 export interface GateContext {
   prepared: PreparedPlan;
@@ -27,10 +28,12 @@ export interface GateContext {
 
 export type Gate = (ctx: GateContext) => Promise<string[]> | string[];
 
-const redFlagGate: Gate = ({ prepared }) => blocking(prepared.flags).map((f) => `red flag ${f.code}: ${f.message}`);
+// Partition flags (retention) are the questions gate's to report, asked over the partitions still to write.
+const redFlagGate: Gate = ({ prepared }) =>
+  blocking(prepared.flags.filter((f) => !f.partitions)).map((f) => `red flag ${f.code}: ${f.message}`);
 
 /** Add a gate here; keep each in its own module when it grows. */
-export const GATES: readonly Gate[] = [redFlagGate, sanityGate, signoffGate, prefixGate];
+export const GATES: readonly Gate[] = [redFlagGate, questionsGate, sanityGate, signoffGate, prefixGate];
 
 export async function checkExecutionGates(ctx: GateContext, gates: readonly Gate[] = GATES): Promise<void> {
   const reasons: string[] = [];
