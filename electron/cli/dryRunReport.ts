@@ -1,5 +1,7 @@
 /** The dry run's answers for the terminal: red flags per partition, the ETA, and the impact scope as a tree. */
+import type { CanaryBody, CanaryMeasures } from '../../shared/canary.ts';
 import { describeImpact, type ImpactGraph, type ImpactNode } from '../../shared/impact.ts';
+import { describeKeyChange, describeMeasure } from '../../shared/keyChange.ts';
 import type { PartitionFlag } from '../../shared/partitionFlags.ts';
 import type { RedFlag } from '../../shared/redFlags.ts';
 import { humanDuration, type RunEstimate } from '../../shared/runEstimate.ts';
@@ -14,7 +16,9 @@ export function formatPartitionFlags(flags: readonly PartitionFlag[]): string {
   if (flags.length === 0) return '';
   return [
     'Per partition:',
-    ...flags.map((f) => `  ${f.key}  ${f.severity === 'block' ? 'BLOCK' : 'warn '} ${f.code}: ${f.detail}${f.accepted ? ` (${f.accepted})` : ''}`),
+    ...flags.map(
+      (f) => `  ${f.key}  ${f.severity === 'block' ? 'BLOCK' : 'warn '} ${f.code}: ${f.detail}${f.accepted ? ` (${f.accepted})` : ''}`,
+    ),
   ].join('\n');
 }
 
@@ -51,5 +55,24 @@ export function formatImpact(graph: ImpactGraph): string {
   if (target) walk(target.id, 0, '');
   for (const n of graph.nodes) if (!seen.has(n.id) && n.kind !== 'source') walk(n.id, 1, 'also');
   for (const p of graph.problems) lines.push(`  (not looked at: ${p})`);
+  return lines.join('\n');
+}
+
+const shown = (m: CanaryMeasures | null, k: string) => (m === null ? '–' : String(m[k] ?? '–'));
+
+/** The canary's partitions before → after: by key against the snapshot, else rows and sums. */
+export function formatCanary(body: CanaryBody): string {
+  const lines = [`Canary: ${body.size} partition(s) written, reconciled with the source and compared with what they held before:`];
+  for (const p of body.partitions) {
+    if (p.keys) {
+      lines.push(`  ${p.key} (against the snapshot, by key): ${describeKeyChange(p.keys)}`);
+      for (const m of p.keys.measures) lines.push(`      ${describeMeasure(m)}`);
+      continue;
+    }
+    const columns = [...new Set([...Object.keys(p.before ?? {}), ...Object.keys(p.after)])].filter((c) => c !== 'published_by');
+    lines.push(
+      `  ${p.key} (against the ${p.basis}): ${columns.map((c) => `${c} ${shown(p.before, c)} → ${shown(p.after, c)}`).join(', ')}`,
+    );
+  }
   return lines.join('\n');
 }

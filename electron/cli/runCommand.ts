@@ -13,8 +13,10 @@ import { EXIT, type ExitCode } from './exitCodes.ts';
 import { checkFlagsAgainstPlan, planFromFlags, planWithChanges, resumeChanges, type RunFlags } from './planFromFlags.ts';
 import type { Reporter } from './progress.ts';
 import { formatDryRun, formatSanity } from './tables.ts';
-import { formatEstimate, formatFlags, formatImpact, formatPartitionFlags } from './dryRunReport.ts';
+import { formatCanary, formatEstimate, formatFlags, formatImpact, formatPartitionFlags } from './dryRunReport.ts';
 import { blocking, mergeFlags } from '../../shared/redFlags.ts';
+import type { CanaryBody } from '../../shared/canary.ts';
+import { canaryEvidence } from '../engine/runbook/canary.ts';
 
 const SANDBOX_BANNER = '[Sandbox] training workspace — embedded PostgreSQL and S3 with generated data, not production.';
 
@@ -96,9 +98,13 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
     const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode);
     const result = await dryRun({ prepared, target, store, config, env: process.env, jobsDir: opts.jobs });
     // Partition flags the plan already showed (retention) come back with the dry run's; each once.
-    const flags = mergeFlags(planFlags.filter((f) => !f.partitions), result.answers.flags);
+    const flags = mergeFlags(
+      planFlags.filter((f) => !f.partitions),
+      result.answers.flags,
+    );
     const byKey = new Map<string, string[]>();
-    for (const f of result.answers.partitions) byKey.set(f.key, [...(byKey.get(f.key) ?? []), `${f.severity === 'block' ? '!' : ''}${f.code}`]);
+    for (const f of result.answers.partitions)
+      byKey.set(f.key, [...(byKey.get(f.key) ?? []), `${f.severity === 'block' ? '!' : ''}${f.code}`]);
     out.record(
       'dry-run',
       {
@@ -183,12 +189,16 @@ async function execute(loaded: LoadedPlan, opts: RunOptions, store: Store, out: 
       case 'halted':
         out.say(`Resume with: run-backfill --resume --run-id ${outcome.runId}`);
         return EXIT.halted;
-      case 'canary':
+      case 'canary': {
         // Held on purpose: the operator reads the canary's comparison and decides.
+        const canary = canaryEvidence(store, outcome.runId);
+        if (canary)
+          out.record('canary', { evidenceId: canary.id, ...(canary.body as CanaryBody) }, formatCanary(canary.body as CanaryBody));
         out.say(
           `Continue with: run-backfill --resume --run-id ${outcome.runId}   ·   or abandon it: run-backfill abandon --run-id ${outcome.runId}`,
         );
         return EXIT.halted;
+      }
     }
   } finally {
     process.off('SIGINT', onSignal);

@@ -26,6 +26,13 @@ const window = (parsed: unknown): unknown => {
   return { from, to };
 };
 
+/** `2026-05-03,2026-05-04` → ['2026-05-03', '2026-05-04']: partition keys as the dry run lists them. */
+const keyList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+
 export const PLAN_FLAGS: readonly PlanFlag[] = [
   { flags: '--run-id <id>', field: 'request_id', description: 'the run (and request) id; default derived from job and range' },
   { flags: '--from <date>', field: 'range.from', description: 'first partition, inclusive (e.g. 2026-05-01)' },
@@ -80,6 +87,24 @@ export const PLAN_FLAGS: readonly PlanFlag[] = [
     toPlan: window,
   },
   { flags: '--panic-file <path>', field: 'stop.panic_file', description: 'stop at once when this file exists' },
+  {
+    flags: '--canary <n>',
+    field: 'canary',
+    description: 'run the first N partitions, reconcile and compare them, then wait for --resume (default 1 for the manual tier; 0: none)',
+    parse: integer(0, 1000),
+  },
+  {
+    flags: '--accept-purged <keys>',
+    field: 'accept_purged',
+    description: 'partitions whose source is gone to overwrite anyway, deleting their rows (comma-separated keys)',
+    parse: keyList,
+  },
+  {
+    flags: '--overwrite-closed <keys>',
+    field: 'overwrite_closed',
+    description: 'closed partitions to overwrite on purpose; a lead must sign off (comma-separated keys)',
+    parse: keyList,
+  },
   { flags: '--reason <text>', field: 'reason', description: 'why this backfill is needed (kept with the plan)' },
   { flags: '--requested-by <name>', field: 'requested_by', description: 'who asked for it (default: you)' },
 ];

@@ -13,6 +13,7 @@ import { sanityGate } from '../safety/sanityGate.ts';
 import { signoffGate } from './signoffGate.ts';
 import { prefixGate } from './prefixGate.ts';
 import { questionsGate } from './questionsGate.ts';
+import type { Answers } from './questions.ts';
 
 export interface GateContext {
   prepared: PreparedPlan;
@@ -24,6 +25,8 @@ export interface GateContext {
   env?: NodeJS.ProcessEnv;
   /** sees the source sanity report the gate takes (the CLI prints it; it is kept as evidence) */
   onSanity?: (report: SanityReport) => void;
+  /** sees the dry run's questions as the questions gate answered them (accepted flags are kept as evidence) */
+  onQuestions?: (answers: Answers) => void;
 }
 
 export type Gate = (ctx: GateContext) => Promise<string[]> | string[];

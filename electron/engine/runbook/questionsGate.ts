@@ -15,7 +15,14 @@ export async function answersForExecution(ctx: GateContext, now = new Date()): P
   const { prepared, store, config } = ctx;
   const env = ctx.env ?? process.env;
   const run = store.runs.get(prepared.plan.request_id);
-  const done = new Set(run ? store.partitions.list(run.runId).filter((p) => p.status === 'published').map((p) => p.key) : []);
+  const done = new Set(
+    run
+      ? store.partitions
+          .list(run.runId)
+          .filter((p) => p.status === 'published')
+          .map((p) => p.key)
+      : [],
+  );
   const toWrite = prepared.partitions.filter((p) => !done.has(p.key));
   const dry = store.evidence
     .list({ planHash: prepared.planHash, kind: 'dry-run' })
@@ -34,5 +41,8 @@ export async function answersForExecution(ctx: GateContext, now = new Date()): P
   }
 }
 
-export const questionsGate: Gate = async (ctx) =>
-  blocking((await answersForExecution(ctx)).flags).map((f) => `red flag ${f.code}: ${f.message}`);
+export const questionsGate: Gate = async (ctx) => {
+  const answers = await answersForExecution(ctx);
+  ctx.onQuestions?.(answers);
+  return blocking(answers.flags).map((f) => `red flag ${f.code}: ${f.message}`);
+};
