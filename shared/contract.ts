@@ -79,6 +79,8 @@ export const CALLS = {
   'run:start': call(byRun)<{ started: boolean }>(),
   'run:pause': call(byRun)<{ requested: boolean }>(),
   'run:stop': call(byRun)<{ requested: boolean }>(),
+  /** a run held after its canary, ended for good (a resume — run:start — is how it continues) */
+  'run:abandon': call(z.strictObject({ runId, reason: comment }))<T.RunSummary>(),
   'run:compare': call(byRun)<T.ComparisonView>(),
   'run:close': call(z.strictObject({ runId, comment }))<T.CloseView>(),
   'run:note': call(z.strictObject({ runId, format: z.enum(['md', 'html']) }))<T.ExportedFile>(),

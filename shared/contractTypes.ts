@@ -2,6 +2,7 @@
  * What the engine hands the renderer through the contract (shared/contract.ts): plain JSON,
  * no secrets, no engine classes. Row shapes of the store stay in the engine; these are views.
  */
+import type { CanaryBody } from './canary.ts';
 import type { ImpactGraph } from './impact.ts';
 import type { PartitionFlag } from './partitionFlags.ts';
 import type { RedFlag } from './redFlags.ts';
@@ -167,12 +168,19 @@ export interface DryRunView {
   createdAt: string;
 }
 
+/** The canary's comparison on record (shared/canary.ts): its partitions before → after. */
+export interface CanaryView extends CanaryBody {
+  evidenceId: number;
+  createdAt: string;
+}
+
 /** Results of steps 1–3 already on record, so they can be opened again. */
 export interface RecordedSteps {
   sanity: SanityView | null;
   snapshot: SnapshotView | null;
   dryRun: DryRunView | null;
   comparison: ComparisonView | null;
+  canary: CanaryView | null;
 }
 
 export interface SignoffView {

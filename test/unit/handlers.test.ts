@@ -44,6 +44,7 @@ const VALID = {
   'run:start': { runId: 'bf-1' },
   'run:pause': { runId: 'bf-1' },
   'run:stop': { runId: 'bf-1' },
+  'run:abandon': { runId: 'bf-1', reason: 'the canary moved the wrong keys' },
   'run:compare': { runId: 'bf-1' },
   'run:close': { runId: 'bf-1', comment: '' },
   'run:note': { runId: 'bf-1', format: 'md' },

@@ -5,6 +5,7 @@
  * target as the dry run measured it — kept as evidence, and the operator's abandon.
  */
 import { canarySize, type CanaryBody, type CanaryPartition } from '../../../shared/canary.ts';
+import type { CanaryView } from '../../../shared/contractTypes.ts';
 import { GateError } from '../../../shared/errors.ts';
 import { describeKeyChange } from '../../../shared/keyChange.ts';
 import type { PartitionTarget } from '../executor/types.ts';
@@ -16,6 +17,11 @@ import type { PreparedPlan } from './prepare.ts';
 /** The run's canary comparison on record: once it is, the canary is behind the run. */
 export function canaryEvidence(store: Store, runId: string) {
   return store.evidence.list({ runId, kind: 'canary' }).at(-1);
+}
+
+export function canaryView(store: Store, runId: string): CanaryView | null {
+  const e = canaryEvidence(store, runId);
+  return e ? { ...(e.body as CanaryBody), evidenceId: e.id, createdAt: e.createdAt } : null;
 }
 
 /** The hold the runner applies, or none: no canary asked, or this run's canary already passed. */

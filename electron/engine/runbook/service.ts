@@ -14,7 +14,8 @@ import { closeStep, compareStep, latestComparison, noteFile } from './closing.ts
 import { createConnections, type ConnectionsService } from './connections.ts';
 import { createExecutions } from './execution.ts';
 import { evidenceById, listRuns, runDetail } from './history.ts';
-import { createPlan, jobSummary, listJobs } from './planning.ts';
+import { createPlan, jobSummary, listJobs, runSummary } from './planning.ts';
+import { abandonRun, canaryView } from './canary.ts';
 import { contextOf, type EngineScope } from './scope.ts';
 import type { SecretBox } from './secrets.ts';
 import { dryRunStep, recordedSteps, runbookView, sanityStep, snapshotStep } from './steps.ts';
@@ -111,7 +112,11 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
     },
     runbook: {
       get: ({ runId }) => runbookView(scope(), runId),
-      recorded: ({ runId }) => ({ ...recordedSteps(scope(), runId), comparison: latestComparison(scope(), runId) }),
+      recorded: ({ runId }) => ({
+        ...recordedSteps(scope(), runId),
+        comparison: latestComparison(scope(), runId),
+        canary: canaryView(scope().store, runId),
+      }),
       sanity: ({ runId }) => sanityStep(scope(), runId),
       snapshot: ({ runId }) => snapshotStep(scope(), runId),
       dryRun: ({ runId }) => dryRunStep(scope(), runId),
@@ -128,6 +133,10 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
       start: ({ runId }) => executions.start(runId),
       pause: ({ runId }) => executions.pause(runId),
       stop: ({ runId }) => executions.stop(runId),
+      abandon: ({ runId, reason }) => {
+        if (executions.isLive(runId)) throw new GateError(`run ${runId} is executing in this app`, ['stop it first']);
+        return runSummary(abandonRun(current.store, runId, actor, reason));
+      },
       compare: ({ runId }) => compareStep(scope(), runId),
       close: ({ runId, comment }) => closeStep(scope(), runId, comment),
       note: ({ runId, format }) => noteFile(scope(), runId, format),
