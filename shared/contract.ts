@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import type * as T from './contractTypes.ts';
+import type { DownstreamPlan } from './downstreamPlans.ts';
 import { connectionNameSchema, jobNameSchema, planSchema, REQUEST_ID } from './schemas.ts';
 
 /** A call's declaration: its input schema and, as a type only, its result. */
@@ -83,6 +84,8 @@ export const CALLS = {
   'run:abandon': call(z.strictObject({ runId, reason: comment }))<T.RunSummary>(),
   'run:compare': call(byRun)<T.ComparisonView>(),
   'run:close': call(z.strictObject({ runId, comment }))<T.CloseView>(),
+  /** a plan for each job downstream of the target (from the dry run's impact graph), in the order they must run */
+  'run:downstreamPlans': call(byRun)<DownstreamPlan[]>(),
   'run:note': call(z.strictObject({ runId, format: z.enum(['md', 'html']) }))<T.ExportedFile>(),
 
   'history:list': call(

@@ -110,11 +110,11 @@ export class ImpactBuilder {
 }
 
 /**
- * The downstream jobs in the order they must be rerun: a job after every job whose target it
- * reads (Kahn's order over the graph's job → job paths; ties by name). A cycle is broken at
- * the name that sorts first, and said.
+ * The downstream jobs in the order they must be rerun, each with the jobs it waits for: a job
+ * after every job whose output it reads (Kahn's order over the graph's job → … → job paths;
+ * ties by name). A cycle is broken at the name that sorts first.
  */
-export function downstreamJobsInOrder(graph: ImpactGraph): ImpactNode[] {
+export function downstreamJobsInOrder(graph: ImpactGraph): { node: ImpactNode; after: string[] }[] {
   const jobs = graph.nodes.filter((n) => n.kind === 'job');
   const ids = new Set(jobs.map((j) => j.id));
   // job A → job B when B is reachable from A without passing another job
@@ -132,15 +132,16 @@ export function downstreamJobsInOrder(graph: ImpactGraph): ImpactNode[] {
       else stack.push(...(out.get(id) ?? []));
     }
   }
-  const ordered: ImpactNode[] = [];
+  const ordered: { node: ImpactNode; after: string[] }[] = [];
   const done = new Set<string>();
   const byName = [...jobs].sort((a, b) => a.label.localeCompare(b.label));
+  const label = (id: string) => jobs.find((j) => j.id === id)?.label ?? id;
   while (ordered.length < jobs.length) {
     const ready = byName.find((j) => !done.has(j.id) && [...(after.get(j.id) ?? [])].every((d) => done.has(d)));
     const next = ready ?? byName.find((j) => !done.has(j.id));
     if (!next) break;
     done.add(next.id);
-    ordered.push(next);
+    ordered.push({ node: next, after: [...(after.get(next.id) ?? [])].map(label).sort() });
   }
   return ordered;
 }

@@ -29,16 +29,19 @@ export function localHhmm(at: Date, timeZone: string): string {
 
 /**
  * The run's duration in ms: partitions go to `concurrency` slots in order, each slot writing one
- * (its read time × WRITE_COST_FACTOR) and then pausing `sleepMs` before the next, as the
- * executor does (runner.ts: the slot stays taken while it sleeps); no pause after the last.
+ * (its read time × WRITE_COST_FACTOR) and then pausing `sleepMs` while partitions are still
+ * waiting to start, as the executor does (runner.ts: the slot stays taken while it sleeps, and
+ * no slot pauses once the queue is empty).
  */
 export function estimateRunMs(partitionReadMs: readonly number[], sleepMs: number, concurrency: number): number {
   const slots = new Array<number>(Math.max(1, concurrency)).fill(0);
+  const n = partitionReadMs.length;
   partitionReadMs.forEach((ms, i) => {
     let slot = 0;
     for (let s = 1; s < slots.length; s++) if ((slots[s] ?? 0) < (slots[slot] ?? 0)) slot = s;
-    const last = i === partitionReadMs.length - 1;
-    slots[slot] = (slots[slot] ?? 0) + Math.max(0, ms) * WRITE_COST_FACTOR + (last ? 0 : sleepMs);
+    // When it finishes, the next `slots.length - 1` partitions have started elsewhere.
+    const waiting = i + slots.length < n;
+    slots[slot] = (slots[slot] ?? 0) + Math.max(0, ms) * WRITE_COST_FACTOR + (waiting ? sleepMs : 0);
   });
   return Math.round(Math.max(0, ...slots));
 }

@@ -6,9 +6,13 @@ import type { PartitionFlag } from '../../shared/partitionFlags.ts';
 import type { RedFlag } from '../../shared/redFlags.ts';
 import { humanDuration, type RunEstimate } from '../../shared/runEstimate.ts';
 
+/** The dry run's own questions (the plan's flags are listed with the plan above them). */
 export function formatFlags(flags: readonly RedFlag[]): string {
-  if (flags.length === 0) return 'Red flags: none — every question of the dry run has a clean answer.';
-  return ['Red flags:', ...flags.map((f) => `  ${f.severity === 'block' ? 'BLOCK' : 'warn '} ${f.code}: ${f.message}`)].join('\n');
+  if (flags.length === 0)
+    return "The dry run's questions: none raised — size, source, retention, closed partitions, peak hours and code version all clear.";
+  return ["The dry run's questions:", ...flags.map((f) => `  ${f.severity === 'block' ? 'BLOCK' : 'warn '} ${f.code}: ${f.message}`)].join(
+    '\n',
+  );
 }
 
 /** `2026-05-03: BLOCK source-gone — the source has no rows …` for every flagged partition. */

@@ -117,7 +117,7 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
       [
         formatDryRun(result.rows, byKey),
         formatPartitionFlags(result.answers.partitions),
-        formatFlags(flags),
+        formatFlags(result.answers.flags),
         formatEstimate(result.answers.estimate),
         formatImpact(result.impact),
       ]

@@ -47,6 +47,7 @@ const VALID = {
   'run:abandon': { runId: 'bf-1', reason: 'the canary moved the wrong keys' },
   'run:compare': { runId: 'bf-1' },
   'run:close': { runId: 'bf-1', comment: '' },
+  'run:downstreamPlans': { runId: 'bf-1' },
   'run:note': { runId: 'bf-1', format: 'md' },
   'history:list': { search: 'bf', limit: 50 },
   'history:get': { runId: 'bf-1' },

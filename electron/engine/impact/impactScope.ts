@@ -71,6 +71,8 @@ function readWorkspace(jobsDir: string, config: Config, self: string, g: ImpactB
   return jobs;
 }
 
+const UNIT_WORD = { hour: 'hourly', day: 'daily', month: 'monthly' } as const;
+
 function jobLabel(j: Job): string {
   return j.target.kind === 's3' ? `s3 ${j.target.path}` : j.target.table;
 }
@@ -80,7 +82,7 @@ function addJob(g: ImpactBuilder, j: Job, from: string, reason: string, edge: st
     id: `job:${j.name}`,
     kind: 'job',
     label: j.name,
-    what: `job ${j.name} (writes ${jobLabel(j)}, ${j.unit}ly)`,
+    what: `job ${j.name} (writes ${jobLabel(j)}, ${UNIT_WORD[j.unit]})`,
     reason,
     found: 'workspace',
     job: { name: j.name, target: jobLabel(j), unit: j.unit },
@@ -108,8 +110,17 @@ async function postgresTarget(input: ImpactInput, reads: JobReads[], g: ImpactBu
       return { catalog: await catalogImpact(c, targetOid), resolved: await resolveRelations(c, names) };
     }));
   } catch (err) {
-    g.problems.push(`the target's catalog could not be read, so views, keys, triggers and reading jobs are not shown: ${describeError(err)}`);
-    return g.node({ id: 'target', kind: 'target', label: target.table, what: 'the target table', reason: 'its partitions in the range are recomputed', found: 'job' });
+    g.problems.push(
+      `the target's catalog could not be read, so views, keys, triggers and reading jobs are not shown: ${describeError(err)}`,
+    );
+    return g.node({
+      id: 'target',
+      kind: 'target',
+      label: target.table,
+      what: 'the target table',
+      reason: 'its partitions in the range are recomputed',
+      found: 'job',
+    });
   }
   const t = catalog.target;
   const targetId = g.node({
@@ -133,7 +144,10 @@ async function postgresTarget(input: ImpactInput, reads: JobReads[], g: ImpactBu
   }
   for (const d of catalog.dependents) {
     const k = RELKIND[d.kind] ?? { kind: 'view' as const, what: 'view' };
-    const via = d.reads === t.oid ? 'the target' : (catalog.dependents.find((x) => x.oid === d.reads)?.name ?? catalog.ancestors.find((x) => x.oid === d.reads)?.name ?? 'it');
+    const via =
+      d.reads === t.oid
+        ? 'the target'
+        : (catalog.dependents.find((x) => x.oid === d.reads)?.name ?? catalog.ancestors.find((x) => x.oid === d.reads)?.name ?? 'it');
     g.node({
       id: `rel:${d.oid}`,
       kind: k.kind,
@@ -195,7 +209,9 @@ async function postgresTarget(input: ImpactInput, reads: JobReads[], g: ImpactBu
       kind: 'trigger',
       label: tr.name,
       what: `trigger ${tr.timing} → ${tr.fn}${tr.enabled ? '' : ' (disabled)'}`,
-      reason: tr.enabled ? `fires on the run's writes (${tr.timing}): whatever ${tr.fn} does happens once per written row or statement` : 'disabled: does not fire',
+      reason: tr.enabled
+        ? `fires on the run's writes (${tr.timing}): whatever ${tr.fn} does happens once per written row or statement`
+        : 'disabled: does not fire',
       found: 'catalog',
     });
     g.edge(targetId, id, 'fires');
@@ -225,29 +241,33 @@ function postgresReaders(
   connection: string,
   g: ImpactBuilder,
 ): void {
-  // oid → node id that stands for it in the graph
-  const affected = new Map<string, string>([[catalog.target.oid, `rel:${catalog.target.oid}`]]);
-  for (const r of [...catalog.dependents, ...catalog.ancestors, ...catalog.partitions]) affected.set(r.oid, `rel:${r.oid}`);
-  const names = new Map<string, string>([[catalog.target.oid, catalog.target.name], ...[...catalog.dependents, ...catalog.ancestors].map((r): [string, string] => [r.oid, r.name])]);
+  // oid → the nodes that stand for it (a table several jobs write has each of them), and its name
+  const affected = new Map<string, { ids: Set<string>; name: string }>();
+  const mark = (oid: string, id: string, name: string) => {
+    const entry = affected.get(oid) ?? { ids: new Set<string>(), name };
+    entry.ids.add(id);
+    affected.set(oid, entry);
+  };
+  mark(catalog.target.oid, `rel:${catalog.target.oid}`, catalog.target.name);
+  for (const r of [...catalog.dependents, ...catalog.ancestors, ...catalog.partitions]) mark(r.oid, `rel:${r.oid}`, r.name);
   const done = new Set<string>();
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const r of reads) {
       if (done.has(r.job.name)) continue;
-      const hit = r.relations.find((name) => affected.has(resolved.get(name) ?? ''));
-      if (hit === undefined) continue;
-      const oid = resolved.get(hit) ?? '';
-      const from = affected.get(oid) ?? '';
-      const what = names.get(oid) ?? hit;
-      const id = addJob(g, r.job, from, `its source query reads ${what}: its output is stale until it is rerun over the range`, 'read by job');
+      const hits = r.relations.filter((name) => affected.has(resolved.get(name) ?? ''));
+      if (hits.length === 0) continue;
+      const sources = hits.map((h) => affected.get(resolved.get(h) ?? '')).filter((a) => a !== undefined);
+      const via = [...new Set(sources.map((a) => a.name))].join(', ');
+      let id = '';
+      for (const a of sources)
+        for (const from of a.ids)
+          id = addJob(g, r.job, from, `its source query reads ${via}: its output is stale until it is rerun over the range`, 'read by job');
       done.add(r.job.name);
       grew = true;
       const w = r.writes && sameDatabase(config, r.writes.connection, connection) ? r.writes.table : undefined;
       const writes = w === undefined ? undefined : resolved.get(w);
-      if (writes !== undefined && !affected.has(writes)) {
-        affected.set(writes, id);
-        names.set(writes, `${w} (written by job ${r.job.name})`);
-      }
+      if (writes !== undefined && writes !== catalog.target.oid) mark(writes, id, `${w} (written by job ${r.job.name})`);
     }
   }
 }
@@ -273,12 +293,18 @@ function s3Readers(job: Job, reads: JobReads[], targetId: string, g: ImpactBuild
   if (t.kind !== 's3') return;
   const affected = new Map<string, string>([[`${t.connection}|${t.path}`, targetId]]);
   const done = new Set<string>();
-  for (let grew = true; grew; ) {
+  for (let grew = true; grew;) {
     grew = false;
     for (const r of reads) {
       const from = r.s3Source ? affected.get(r.s3Source) : undefined;
       if (done.has(r.job.name) || from === undefined) continue;
-      const id = addJob(g, r.job, from, `its source path is ${r.job.source.kind === 's3' ? r.job.source.path : ''}, which this backfill rewrites`, 'read by job');
+      const id = addJob(
+        g,
+        r.job,
+        from,
+        `its source path is ${r.job.source.kind === 's3' ? r.job.source.path : ''}, which this backfill rewrites`,
+        'read by job',
+      );
       done.add(r.job.name);
       grew = true;
       if (r.job.target.kind === 's3') affected.set(`${r.job.target.connection}|${r.job.target.path}`, id);
@@ -310,7 +336,14 @@ async function sourceNodes(job: Job, config: Config, targetId: string, g: Impact
     relations = [];
   }
   for (const name of relations) {
-    const id = g.node({ id: `source:${name}`, kind: 'source', label: name, what: 'source relation', reason: "read by the job's source query", found: 'job' });
+    const id = g.node({
+      id: `source:${name}`,
+      kind: 'source',
+      label: name,
+      what: 'source relation',
+      reason: "read by the job's source query",
+      found: 'job',
+    });
     g.edge(id, targetId, 'recomputed into');
   }
 }

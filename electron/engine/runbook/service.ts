@@ -16,6 +16,7 @@ import { createExecutions } from './execution.ts';
 import { evidenceById, listRuns, runDetail } from './history.ts';
 import { createPlan, jobSummary, listJobs, runSummary } from './planning.ts';
 import { abandonRun, canaryView } from './canary.ts';
+import { downstreamPlansOf } from './downstream.ts';
 import { contextOf, type EngineScope } from './scope.ts';
 import type { SecretBox } from './secrets.ts';
 import { dryRunStep, recordedSteps, runbookView, sanityStep, snapshotStep } from './steps.ts';
@@ -139,6 +140,7 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
       },
       compare: ({ runId }) => compareStep(scope(), runId),
       close: ({ runId, comment }) => closeStep(scope(), runId, comment),
+      downstreamPlans: ({ runId }) => downstreamPlansOf(scope(), runId),
       note: ({ runId, format }) => noteFile(scope(), runId, format),
     },
     history: {

@@ -1,0 +1,210 @@
+/**
+ * The impact scope derived from the catalog and the workspace (issue 15): a schema with a view
+ * on a view, a materialized view, foreign keys in and out, a trigger and a publication on the
+ * target, and workspace jobs reading it — every one appears in the graph with its reason, through
+ * the CLI's `--json` and the app's dry run; the decoys (a name in a string literal, a table of
+ * another database) do not; the Close step's downstream plans come in dependency order.
+ */
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { ImpactGraph, ImpactNode } from '../../shared/impact.ts';
+import type { RunbookService } from '../../electron/engine/runbook/service.ts';
+import { appDryRun, appService, cliJson } from '../support/app.ts';
+import { seedOrders } from '../support/dataset.ts';
+import { createTestDatabase } from '../support/pg.ts';
+import { makeWorkspace, pgConfig, runCli, type Workspace } from '../support/workspace.ts';
+
+let db: Awaited<ReturnType<typeof createTestDatabase>>;
+let other: Awaited<ReturnType<typeof createTestDatabase>>;
+let ws: Workspace;
+let app: RunbookService;
+
+const SCHEMA = `
+create schema mart;
+create table mart.customers (customer_id int primary key, name text not null);
+insert into mart.customers select g, 'customer ' || g from generate_series(1, 6000) g;
+create table mart.daily (
+  order_date date not null, customer_id int not null references mart.customers,
+  orders bigint not null, paid_amount numeric(14,2) not null, primary key (order_date, customer_id));
+create table mart.daily_notes (
+  order_date date not null, customer_id int not null, note text,
+  constraint notes_daily foreign key (order_date, customer_id) references mart.daily on delete cascade);
+create view mart.v_daily as select order_date, sum(paid_amount) as amount from mart.daily group by 1;
+create view mart.v_weekly as select date_trunc('week', order_date) as week, sum(amount) as amount from mart.v_daily group by 1;
+create materialized view mart.mv_monthly as select date_trunc('month', order_date) as month, sum(paid_amount) as amount from mart.daily group by 1;
+create table mart.daily_log (at timestamptz not null default now(), op text not null);
+create function mart.log_daily() returns trigger language plpgsql as $$ begin insert into mart.daily_log (op) values (tg_op); return null; end $$;
+create trigger daily_log after insert or delete on mart.daily for each statement execute function mart.log_daily();
+create publication mart_pub for table mart.daily;
+create table mart.weekly (week date not null, amount numeric(14,2) not null, primary key (week));
+create table mart.quarterly (quarter date not null, amount numeric(14,2) not null, primary key (quarter));
+`;
+
+const JOB = `name: daily-mart
+unit: day
+timezone: UTC
+classification:
+  billing: false
+  downstream: [mart.v_weekly, dashboard.revenue_weekly]
+source:
+  connection: warehouse
+  query: |
+    select cast(paid_at as date) as order_date, customer_id, count(*)::bigint as orders, sum(paid_amount) as paid_amount
+    from orders where paid_at >= :partition_start and paid_at < :partition_end group by 1, 2
+target: { connection: warehouse, table: mart.daily, partition_column: order_date, key: [order_date, customer_id] }
+write_mode: overwrite-partition
+validation:
+  - name: rows
+    source: select count(*) as rows from orders where paid_at >= :partition_start and paid_at < :partition_end
+    target: select coalesce(sum(orders), 0) as rows from mart.daily where order_date >= :partition_start and order_date < :partition_end
+`;
+
+/** A workspace job reading `sql` on `connection` and writing `table`. */
+const reader = (name: string, sql: string, table: string, unit = 'day', connection = 'warehouse') => `name: ${name}
+unit: ${unit}
+source:
+  connection: ${connection}
+  query: |
+    ${sql.trim().split('\n').join('\n    ')}
+target: { connection: warehouse, table: ${table}, partition_column: ${unit === 'day' ? 'week' : 'quarter'} }
+write_mode: overwrite-partition
+`;
+
+const node = (graph: ImpactGraph, label: string): ImpactNode | undefined => graph.nodes.find((n) => n.label === label);
+
+function expectEverything(graph: ImpactGraph): void {
+  const expectNode = (label: string, kind: string, reason: RegExp, stale = false) => {
+    const n = node(graph, label);
+    expect(n, `${label} in ${graph.nodes.map((x) => x.label).join(', ')}`).toBeDefined();
+    expect(n?.kind).toBe(kind);
+    expect(n?.reason).toMatch(reason);
+    expect(n?.stale, `${label} stale`).toBe(stale);
+  };
+  expectNode('mart.daily', 'target', /recomputed/);
+  expectNode('mart.v_daily', 'view', /reads the target/);
+  expectNode('mart.v_weekly', 'view', /reads mart\.v_daily/);
+  expectNode('mart.mv_monthly', 'materialized-view', /keeps the old numbers until REFRESH MATERIALIZED VIEW mart\.mv_monthly/, true);
+  expectNode('mart.customers', 'references', /must match a row of mart\.customers/);
+  expectNode('mart.daily_notes', 'referenced-by', /ON DELETE CASCADE/, true);
+  expectNode('daily_log', 'trigger', /fires on the run's writes \(after insert or delete\)/);
+  expectNode('mart_pub', 'publication', /sent to its subscribers/);
+  expectNode('weekly-rollup', 'job', /its source query reads mart\.daily/, true);
+  expectNode('customer-ltv', 'job', /its source query reads mart\.daily/, true);
+  expectNode('dashboard-feed', 'job', /its source query reads mart\.v_weekly/, true);
+  expectNode('quarterly-rollup', 'job', /its source query reads mart\.weekly \(written by job weekly-rollup\)/, true);
+  expectNode('dashboard.revenue_weekly', 'declared', /not found in the catalog or the workspace/, true);
+  expectNode('orders', 'source', /read by the job's source query/);
+  expect(node(graph, 'mart.v_weekly')?.declared).toBe(true);
+  // Decoys: a table's name in a string literal, and a job on another database with a table of the same name.
+  expect(node(graph, 'literal-only')).toBeUndefined();
+  expect(node(graph, 'elsewhere')).toBeUndefined();
+  // Edges: view on view, and the second-level job hangs off the first.
+  const edge = (from: string, to: string) =>
+    graph.edges.some(
+      (e) => e.from === graph.nodes.find((n) => n.label === from)?.id && e.to === graph.nodes.find((n) => n.label === to)?.id,
+    );
+  expect(edge('mart.v_daily', 'mart.v_weekly')).toBe(true);
+  expect(edge('weekly-rollup', 'quarterly-rollup')).toBe(true);
+  expect(edge('mart.daily', 'mart.mv_monthly')).toBe(true);
+  expect(graph.problems).toEqual([]);
+}
+
+beforeAll(async () => {
+  db = await createTestDatabase(inject('pgA'), 'impact');
+  other = await createTestDatabase(inject('pgA'), 'impact_other');
+  await seedOrders(db.client, { from: '2026-05-01', days: 10, ordersPerDay: 50, seed: 7 });
+  await db.client.query(SCHEMA);
+  await other.client.query('create schema mart; create table mart.daily (order_date date, amount numeric)');
+  ws = makeWorkspace('impact', { WAREHOUSE_PASSWORD: db.password });
+  ws.writeConfig(
+    pgConfig({
+      warehouse: { url: db.url, passwordEnv: 'WAREHOUSE_PASSWORD' },
+      archive: { url: other.url, passwordEnv: 'WAREHOUSE_PASSWORD' },
+    }),
+  );
+  ws.writeJob('daily-mart', JOB);
+  ws.writeJob(
+    'weekly-rollup',
+    reader(
+      'weekly-rollup',
+      `select date_trunc('week', d.order_date)::date as week, sum(d.paid_amount) as amount from mart.daily d join mart.customers c using (customer_id) group by 1`,
+      'mart.weekly',
+    ),
+  );
+  ws.writeJob(
+    'customer-ltv',
+    reader(
+      'customer-ltv',
+      `with per as (select customer_id, sum(paid_amount) as amount from "mart"."daily" group by 1) select current_date as week, sum(amount) as amount from per`,
+      'mart.ltv',
+    ),
+  );
+  ws.writeJob('dashboard-feed', reader('dashboard-feed', `select week::date as week, amount from mart.v_weekly`, 'mart.dashboard'));
+  ws.writeJob(
+    'quarterly-rollup',
+    reader(
+      'quarterly-rollup',
+      `select date_trunc('quarter', week)::date as quarter, sum(amount) as amount from mart.weekly group by 1`,
+      'mart.quarterly',
+      'month',
+    ),
+  );
+  ws.writeJob(
+    'literal-only',
+    reader('literal-only', `select current_date as week, count(*) as amount from orders where 'mart.daily' <> ''`, 'mart.scratch'),
+  );
+  ws.writeJob('elsewhere', reader('elsewhere', `select order_date as week, amount from mart.daily`, 'mart.scratch', 'day', 'archive'));
+  app = appService(ws, { WAREHOUSE_PASSWORD: db.password });
+});
+
+afterAll(async () => {
+  await app?.close();
+  await db?.drop();
+  await other?.drop();
+});
+
+describe('the impact scope of mart.daily', () => {
+  it('the CLI dry run finds every dependent in the catalog and the workspace, each with its reason', async () => {
+    const r = await cliJson(ws, ['daily-mart', '--from', '2026-05-01', '--to', '2026-05-04', '--run-id', 'imp-1', '--dry-run']);
+    expect(r.code, r.stderr).toBe(0);
+    expectEverything(r.of<{ impact: ImpactGraph }>('dry-run')?.impact as ImpactGraph);
+    // The terminal's tree: each dependent under what it reads, with why.
+    const text = await runCli(ws, ['daily-mart', '--from', '2026-05-01', '--to', '2026-05-04', '--run-id', 'imp-1', '--dry-run']);
+    if (process.env.SHOW_IMPACT) console.log(text.stdout);
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(
+      /Impact scope: 2 views, 1 materialized view, 1 table referencing it, 1 table it references, 1 trigger, 1 publication, 4 downstream jobs, 1 declared only; \d+ stale after the run/,
+    );
+    expect(text.stdout).toMatch(/\n {6}read by: mart\.v_weekly — view \[declared\]\n {10}why: reads mart\.v_daily/);
+    expect(text.stdout).toMatch(
+      /read by job: quarterly-rollup — job quarterly-rollup \(writes mart\.quarterly, monthly\) \[STALE after the run\]/,
+    );
+  });
+
+  it("the app's dry run carries the same graph, and the sign-off request carries it hashed", async () => {
+    const view = await appDryRun(app, {
+      request_id: 'imp-app',
+      job: 'daily-mart',
+      range: { from: '2026-05-01', to: '2026-05-04' },
+      write_mode: 'overwrite-partition',
+    });
+    expect(view.impact).not.toBeNull();
+    expectEverything(view.impact as ImpactGraph);
+    const request = JSON.parse((await app.runbook.signoffRequest({ runId: 'imp-app' })).text) as { impact: { bodyJson: string } };
+    expectEverything((JSON.parse(request.impact.bodyJson) as { impact: ImpactGraph }).impact);
+  });
+
+  it('the Close step offers a plan for each downstream job over the same range, in dependency order', async () => {
+    const plans = await app.run.downstreamPlans({ runId: 'imp-app' });
+    const order = plans.map((p) => p.job);
+    expect(order).toEqual(['customer-ltv', 'dashboard-feed', 'weekly-rollup', 'quarterly-rollup']);
+    expect(plans.find((p) => p.job === 'weekly-rollup')?.plan).toMatchObject({
+      job: 'weekly-rollup',
+      range: { from: '2026-05-01', to: '2026-05-04' },
+      write_mode: 'overwrite-partition',
+      request_id: 'imp-app-then-weekly-rollup',
+    });
+    // A monthly job gets the months that cover the range.
+    expect(plans.find((p) => p.job === 'quarterly-rollup')?.plan.range).toEqual({ from: '2026-05', to: '2026-06' });
+    expect(plans.find((p) => p.job === 'quarterly-rollup')?.after).toEqual(['weekly-rollup']);
+  });
+});
