@@ -168,3 +168,28 @@ export function describeImpact(graph: ImpactGraph): string {
   const stale = graph.nodes.filter((n) => n.stale).length;
   return parts.length === 0 ? 'nothing reads the target' : `${parts.join(', ')}${stale > 0 ? `; ${stale} stale after the run` : ''}`;
 }
+
+const tags = (n: ImpactNode) => `${n.stale ? ' [STALE after the run]' : ''}${n.declared ? ' [declared]' : ''}`;
+
+/** The graph as indented lines from the target (sources above it), each node with what it is and why. */
+export function impactTree(graph: ImpactGraph): string[] {
+  const byId = new Map(graph.nodes.map((n) => [n.id, n]));
+  const out = new Map<string, { to: string; label: string }[]>();
+  for (const e of graph.edges) out.set(e.from, [...(out.get(e.from) ?? []), { to: e.to, label: e.label }]);
+  const lines: string[] = [];
+  for (const s of graph.nodes.filter((n) => n.kind === 'source')) lines.push(`${s.label} (${s.what}) →`);
+  const seen = new Set<string>();
+  const walk = (id: string, depth: number, via: string) => {
+    const n = byId.get(id);
+    if (!n || seen.has(id)) return;
+    seen.add(id);
+    const pad = '  '.repeat(depth);
+    lines.push(`${pad}${via ? `${via}: ` : ''}${n.label} — ${n.what}${tags(n)}`);
+    if (n.kind !== 'target') lines.push(`${pad}    why: ${n.reason}`);
+    for (const e of out.get(id) ?? []) walk(e.to, depth + 1, e.label);
+  };
+  const target = graph.nodes.find((n) => n.kind === 'target');
+  if (target) walk(target.id, 0, '');
+  for (const n of graph.nodes) if (!seen.has(n.id) && n.kind !== 'source') walk(n.id, 1, 'also');
+  return lines;
+}

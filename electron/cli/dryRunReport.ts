@@ -1,6 +1,6 @@
 /** The dry run's answers for the terminal: red flags per partition, the ETA, and the impact scope as a tree. */
 import type { CanaryBody, CanaryMeasures } from '../../shared/canary.ts';
-import { describeImpact, type ImpactGraph, type ImpactNode } from '../../shared/impact.ts';
+import { describeImpact, impactTree, type ImpactGraph } from '../../shared/impact.ts';
 import { describeKeyChange, describeMeasure } from '../../shared/keyChange.ts';
 import type { PartitionFlag } from '../../shared/partitionFlags.ts';
 import type { RedFlag } from '../../shared/redFlags.ts';
@@ -36,30 +36,13 @@ export function formatEstimate(e: RunEstimate | null): string {
   return `ETA: about ${humanDuration(e.ms)} if started now (done by ${e.endsAt})${window}. Estimated from ${e.basis}.`;
 }
 
-const mark = (n: ImpactNode) => `${n.stale ? ' [STALE after the run]' : ''}${n.declared ? ' [declared]' : ''}`;
-
 /** The graph as an indented tree from the target, each node with what it is and why it is affected. */
 export function formatImpact(graph: ImpactGraph): string {
-  const byId = new Map(graph.nodes.map((n) => [n.id, n]));
-  const out = new Map<string, { to: string; label: string }[]>();
-  for (const e of graph.edges) out.set(e.from, [...(out.get(e.from) ?? []), { to: e.to, label: e.label }]);
-  const target = graph.nodes.find((n) => n.kind === 'target');
-  const lines = [`Impact scope: ${describeImpact(graph)}`];
-  for (const s of graph.nodes.filter((n) => n.kind === 'source')) lines.push(`  ${s.label} (${s.what}) →`);
-  const seen = new Set<string>();
-  const walk = (id: string, depth: number, via: string) => {
-    const n = byId.get(id);
-    if (!n || seen.has(id)) return;
-    seen.add(id);
-    const pad = '  '.repeat(depth + 1);
-    lines.push(`${pad}${via ? `${via}: ` : ''}${n.label} — ${n.what}${mark(n)}`);
-    if (n.kind !== 'target') lines.push(`${pad}    why: ${n.reason}`);
-    for (const e of out.get(id) ?? []) walk(e.to, depth + 1, e.label);
-  };
-  if (target) walk(target.id, 0, '');
-  for (const n of graph.nodes) if (!seen.has(n.id) && n.kind !== 'source') walk(n.id, 1, 'also');
-  for (const p of graph.problems) lines.push(`  (not looked at: ${p})`);
-  return lines.join('\n');
+  return [
+    `Impact scope: ${describeImpact(graph)}`,
+    ...impactTree(graph).map((l) => `  ${l}`),
+    ...graph.problems.map((p) => `  (not looked at: ${p})`),
+  ].join('\n');
 }
 
 const shown = (m: CanaryMeasures | null, k: string) => (m === null ? '–' : String(m[k] ?? '–'));

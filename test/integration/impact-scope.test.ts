@@ -5,6 +5,10 @@
  * the CLI's `--json` and the app's dry run; the decoys (a name in a string literal, a table of
  * another database) do not; the Close step's downstream plans come in dependency order.
  */
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { chromium } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ImpactGraph, ImpactNode } from '../../shared/impact.ts';
 import type { RunbookService } from '../../electron/engine/runbook/service.ts';
@@ -206,5 +210,54 @@ describe('the impact scope of mart.daily', () => {
     // A monthly job gets the months that cover the range.
     expect(plans.find((p) => p.job === 'quarterly-rollup')?.plan.range).toEqual({ from: '2026-05', to: '2026-06' });
     expect(plans.find((p) => p.job === 'quarterly-rollup')?.after).toEqual(['weekly-rollup']);
+  });
+});
+
+describe("the incident note's picture of it", () => {
+  it('draws every node of the graph, stale ones dashed, in a self-contained HTML note (screenshot kept)', async () => {
+    const range = ['--from', '2026-05-01', '--to', '2026-05-04'];
+    expect((await runCli(ws, ['daily-mart', ...range, '--run-id', 'imp-note', '--dry-run'])).code).toBe(0);
+    const run = await runCli(ws, ['daily-mart', ...range, '--run-id', 'imp-note']);
+    expect(run.code, run.stdout + run.stderr).toBe(0);
+    const html = join(ws.dir, 'note.html');
+    expect((await runCli(ws, ['export', '--run-id', 'imp-note', '--format', 'html', '--out', html])).code).toBe(0);
+    const browser = await chromium.launch({
+      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--no-first-run'],
+    });
+    try {
+      const page = await browser.newPage({ viewport: { width: 1100, height: 900 } });
+      const requests: string[] = [];
+      page.on('request', (r) => requests.push(r.url()));
+      await page.goto(pathToFileURL(html).href);
+      const figure = page.locator('section:has(h2:text("Impact scope and red flags")) figure.impact');
+      const labels = await figure.locator('svg g text:first-of-type').allTextContents();
+      for (const label of [
+        'mart.daily',
+        'mart.v_daily',
+        'mart.v_weekly',
+        'mart.mv_monthly',
+        'mart.customers',
+        'mart.daily_notes',
+        'daily_log',
+        'mart_pub',
+        'weekly-rollup',
+        'customer-ltv',
+        'dashboard-feed',
+        'quarterly-rollup',
+        'dashboard.revenue_weekly',
+        'orders',
+      ])
+        expect(labels, label).toContain(label);
+      // Stale nodes are dashed: the materialized view, the cascading table, the four jobs, the declared one.
+      expect(await figure.locator('rect[stroke-dasharray]').count()).toBe(7);
+      expect(requests).toEqual([pathToFileURL(html).href]);
+      const out = resolve(import.meta.dirname, '../../test-results/notes');
+      mkdirSync(out, { recursive: true });
+      await figure.screenshot({ path: join(out, 'impact-graph.png') });
+      await page.close();
+    } finally {
+      await browser.close();
+    }
   });
 });

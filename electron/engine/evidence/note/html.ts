@@ -3,6 +3,7 @@
  * prints cleanly to PDF: A4 pages, table headers repeated, rows and headings never split.
  */
 import { NOTE_SECTIONS, type NoteModel, type Table } from './model.ts';
+import { impactSectionHtml } from './impactSection.ts';
 
 const esc = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
@@ -38,13 +39,17 @@ ul.checklist ul { margin: .1rem 0 0 1.6rem; padding: 0; color: #333; }
 .state { display: inline-block; min-width: 4.2rem; font-weight: 700; }
 .state.done { color: #2e7d32; } .state.missing { color: #8d6e00; } .state.failed { color: #c62828; }
 .none { color: #777; font-style: italic; }
+h3 { font-size: 11pt; margin: .8rem 0 .3rem; break-after: avoid; page-break-after: avoid; }
+figure.impact { margin: .5rem 0; overflow-x: auto; break-inside: avoid; page-break-inside: avoid; }
+figure.impact svg { max-width: 100%; height: auto; }
+figure.impact figcaption { color: #555; font-size: 8.5pt; }
 * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
 @page { size: A4; margin: 14mm 12mm; }
 @media print { body { margin: 0; max-width: none; padding: 0; } a { color: inherit; text-decoration: none; } }
 `;
 
 export function renderHtml(m: NoteModel): string {
-  const [what, checklistTitle, partitions, reconciliation, history, metrics, chain] = NOTE_SECTIONS;
+  const [what, checklistTitle, impact, partitions, reconciliation, history, metrics, chain] = NOTE_SECTIONS;
   const checklist = `<ul class="checklist">${m.checklist
     .map(
       (s) =>
@@ -64,6 +69,7 @@ export function renderHtml(m: NoteModel): string {
 <header><h1>${esc(m.title)}</h1><p class="subtitle">${esc(m.subtitle)}</p><p class="verdict${m.verdict.startsWith('NOT') ? ' broken' : ''}">${esc(m.verdict)}</p></header>
 ${section(what, pairs(m.what))}
 ${section(checklistTitle, checklist)}
+${section(impact, impactSectionHtml(m.impact, table, esc))}
 ${section(partitions, table(m.partitions))}
 ${section(reconciliation, `<p>${esc(m.reconciliation.summary)}</p>${table(m.reconciliation.table)}`)}
 ${section(history, table(m.history))}

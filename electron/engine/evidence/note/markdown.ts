@@ -1,5 +1,6 @@
 /** The incident note as Markdown, for a ticket. */
 import { NOTE_SECTIONS, type NoteModel, type Table } from './model.ts';
+import { impactSectionMarkdown } from './impactSection.ts';
 
 const cell = (text: string) => text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 
@@ -16,7 +17,7 @@ const pairs = (items: [string, string][]) => items.map(([k, v]) => `- **${k}:** 
 const MARK = { done: '[x]', missing: '[ ]', failed: '[!]' } as const;
 
 export function renderMarkdown(m: NoteModel): string {
-  const [what, checklistTitle, partitions, reconciliation, history, metrics, chain] = NOTE_SECTIONS;
+  const [what, checklistTitle, impact, partitions, reconciliation, history, metrics, chain] = NOTE_SECTIONS;
   return [
     `# ${m.title}`,
     '',
@@ -34,6 +35,10 @@ export function renderMarkdown(m: NoteModel): string {
       (s) =>
         `- ${MARK[s.state]} **${s.step}**${s.state === 'done' ? '' : ` (${s.state})`}\n${s.evidence.map((e) => `  - ${e}`).join('\n')}`,
     ),
+    '',
+    `## ${impact}`,
+    '',
+    impactSectionMarkdown(m.impact, table),
     '',
     `## ${partitions}`,
     '',

@@ -9,10 +9,12 @@ import { manifestHash } from '../manifest.ts';
 import type { BundleVerification } from '../verifyBundle.ts';
 import { checklist, type ChecklistStep } from './checklist.ts';
 import { metrics, runHistory } from './metrics.ts';
+import { IMPACT_SECTION, impactSection, type ImpactSection } from './impactSection.ts';
 
 export const NOTE_SECTIONS = [
   'What happened',
   'Checklist',
+  IMPACT_SECTION,
   'Partitions',
   'Reconciliation',
   'Stop and resume history',
@@ -30,6 +32,7 @@ export interface NoteModel {
   subtitle: string;
   what: [string, string][];
   checklist: ChecklistStep[];
+  impact: ImpactSection;
   partitions: Table;
   reconciliation: { summary: string; table: Table };
   history: Table;
@@ -75,6 +78,7 @@ export function buildNoteModel(bundle: NoteBundle, verification: BundleVerificat
       ['Job hash', str(run.jobHash)],
     ],
     checklist: checklist(bundle, verification),
+    impact: impactSection(bundle),
     partitions: {
       header: ['partition', 'status', 'attempt', 'rows', 'source rows', 'target rows', 'ms', 'checksum', 'error'],
       rows: bundle.partitions.map((p) => [
