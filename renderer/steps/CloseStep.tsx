@@ -1,6 +1,7 @@
 /** Step 7: the run's summary, recorded, and the incident note exported (Markdown or HTML). */
 import { useState } from 'react';
 import { act } from '../api.ts';
+import { DownstreamPlans } from '../components/DownstreamPlans.tsx';
 import { download } from '../lib/download.ts';
 import type { StepProps } from '../screens/RunbookScreen.tsx';
 import { ActionButton, StepFrame } from './StepFrame.tsx';
@@ -43,6 +44,7 @@ export function CloseStep(props: StepProps) {
           Export as HTML
         </ActionButton>
       </div>
+      <DownstreamPlans runId={props.runId} />
       {close.result && (
         <details open>
           <summary>Incident note preview</summary>

@@ -3,6 +3,9 @@
  * expected change), the tables downstream as a graph, and the range in words.
  */
 import { DownstreamGraph } from '../components/DownstreamGraph.tsx';
+import { DryRunQuestions } from '../components/DryRunQuestions.tsx';
+import { ImpactGraph } from '../components/ImpactGraph.tsx';
+import { PartitionFlags } from '../components/PartitionFlags.tsx';
 import { VirtualTable, type Column } from '../components/VirtualTable.tsx';
 import type { DryRunView } from '../../shared/contractTypes.ts';
 import { int, measure, signed, when } from '../lib/format.ts';
@@ -38,6 +41,12 @@ function columnsOf(rows: readonly Row[]): Column<Row>[] {
         </>
       ),
     })),
+    // Last, so the measure columns keep their places.
+    {
+      header: 'Red flags',
+      width: 'minmax(10rem, 1fr)',
+      cell: (r) => <PartitionFlags flags={r.flags} />,
+    },
   ];
 }
 
@@ -52,7 +61,11 @@ export function ImpactStep(props: StepProps) {
       <p className="range-words" data-testid="impact-range">
         {props.view.summary}
       </p>
-      <DownstreamGraph source={`job ${source}`} target={props.view.job.target} downstream={props.view.job.downstream} />
+      {shown?.impact ? (
+        <ImpactGraph graph={shown.impact} />
+      ) : (
+        <DownstreamGraph source={`job ${source}`} target={props.view.job.target} downstream={props.view.job.downstream} />
+      )}
       <p>
         The dry run measures every partition in READ ONLY transactions: it cannot write. It is kept as evidence bound to this exact plan.
       </p>
@@ -65,12 +78,15 @@ export function ImpactStep(props: StepProps) {
             <strong>{int(totalSource)}</strong> source rows over {shown.rows.length} partitions; the target would change by{' '}
             <strong>{signed(totalChange)}</strong> rows. Measured {when(shown.createdAt)}.
           </p>
+          <DryRunQuestions dryRun={shown} />
           <VirtualTable
             label="Dry run per partition"
             rows={shown.rows}
             rowKey={(r, i) => r?.key ?? String(i)}
             columns={columnsOf(shown.rows)}
-            rowClass={(r) => (Number(r.change.rows ?? 0) !== 0 ? 'row-changed' : '')}
+            rowClass={(r) =>
+              r.flags.some((f) => f.severity === 'block') ? 'row-blocked' : Number(r.change.rows ?? 0) !== 0 ? 'row-changed' : ''
+            }
           />
         </>
       )}

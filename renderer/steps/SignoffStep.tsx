@@ -4,6 +4,7 @@
  * request and sends back the signature file, imported here. Four eyes: never the operator.
  */
 import { useState } from 'react';
+import { SignoffImpact } from '../components/SignoffImpact.tsx';
 import { Badge } from '../components/StatusBadge.tsx';
 import { useCall } from '../hooks/useCall.ts';
 import { download } from '../lib/download.ts';
@@ -42,7 +43,13 @@ export function SignoffStep(props: StepProps) {
           <dt>Plan signed</dt>
           <dd className="mono">{s.planHash}</dd>
           <dt>Required</dt>
-          <dd>{s.required ? 'yes: manual tier' : 'no: not manual tier (a sign-off may still be recorded)'}</dd>
+          <dd>
+            {s.required
+              ? props.view.tier === 'manual'
+                ? 'yes: manual tier'
+                : 'yes: the plan overwrites closed partitions'
+              : 'no: not manual tier (a sign-off may still be recorded)'}
+          </dd>
           <dt>Sign-off</dt>
           <dd data-testid="signoff-valid">
             {s.valid ? (
@@ -55,6 +62,7 @@ export function SignoffStep(props: StepProps) {
           </dd>
         </dl>
       )}
+      <SignoffImpact dryRun={props.recorded?.dryRun} />
       {s && s.problems.length > 0 && (
         <ul className="reasons danger">
           {s.problems.map((p) => (
