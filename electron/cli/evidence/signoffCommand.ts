@@ -3,6 +3,9 @@ import { InputError } from '../../../shared/errors.ts';
 import { LIMITS } from '../../../shared/limits.ts';
 import { jobSchema, type Job } from '../../../shared/schemas.ts';
 import { shortFingerprint } from '../../engine/evidence/keys.ts';
+import type { ImpactGraph } from '../../../shared/impact.ts';
+import type { RedFlag } from '../../../shared/redFlags.ts';
+import { formatFlags, formatImpact } from '../dryRunReport.ts';
 import { evidenceRepos } from '../../engine/evidence/repos.ts';
 import { checkRequest, parseJsonFile, readSignatureFile, signoffRequestSchema, signRequest } from '../../engine/evidence/signoff.ts';
 import { buildSignoffRequest, planHashForRequest } from '../../engine/evidence/signoffRequest.ts';
@@ -86,13 +89,28 @@ export async function sign(file: string, opts: SignOptions): Promise<ExitCode> {
 
 function describeRequest(r: ReturnType<typeof signoffRequestSchema.parse>): string {
   const plan = r.plan as { reason?: string; range?: { from: string; to: string }; write_mode?: string; requested_by?: string };
-  const body = JSON.parse(r.impact.bodyJson) as { partitions?: { partition: { key: string }; change: { rows?: number | string } }[] };
+  const body = JSON.parse(r.impact.bodyJson) as {
+    partitions?: { partition: { key: string }; change: { rows?: number | string } }[];
+    redFlags?: RedFlag[];
+    impact?: ImpactGraph;
+  };
   const change = (body.partitions ?? []).reduce((s, p) => s + Number(p.change.rows ?? 0), 0);
   return [
     `Sign-off request ${r.requestId} from ${r.requestedBy} (${r.createdAt}); every hash checked:`,
     `  plan ${r.planHash}: ${plan.range?.from} to ${plan.range?.to}, ${plan.write_mode}, reason: ${plan.reason || '(none given)'}, requested by ${plan.requested_by ?? '?'}`,
     `  job ${r.jobHash} (${(r.job as { name?: string }).name ?? '?'}), tier ${r.tier}: ${r.summary}`,
     `  dry run #${r.impact.evidenceId} at ${r.impact.createdAt} (sha256 ${r.impactHash}): ${body.partitions?.length ?? 0} partitions, row change ${change >= 0 ? '+' : ''}${change}`,
+    // What the lead signs besides the numbers: the dry run's answers and what the run affects.
+    ...(body.redFlags
+      ? formatFlags(body.redFlags)
+          .split('\n')
+          .map((l) => `  ${l}`)
+      : []),
+    ...(body.impact
+      ? formatImpact(body.impact)
+          .split('\n')
+          .map((l) => `  ${l}`)
+      : []),
   ].join('\n');
 }
 

@@ -22,6 +22,8 @@ import {
 } from './checks.ts';
 import { LAKE_SCENARIO } from './lakeScenario.ts';
 import { PARTNER_SCENARIO } from './partnerScenario.ts';
+import { PURGED_SCENARIO } from './purgedScenario.ts';
+import { CLOSED_SCENARIO } from './closedScenario.ts';
 import { seedWarehouse } from './seed.ts';
 
 export type { ScenarioCheck } from './checks.ts';
@@ -53,7 +55,8 @@ export const SCENARIOS: readonly Scenario[] = [
       'run-backfill snapshot refund-reason-daily --from 2026-05-01 --to 2026-07-01 --run-id <id>   (back up the partitions about to be overwritten)',
       'run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --sleep-ms 200 --max-row-diff-ratio 0.5 --dry-run',
       'run-backfill signoff request --run-id <id> → the lead signs → run-backfill signoff import sig.json',
-      'run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --sleep-ms 200 --max-row-diff-ratio 0.5',
+      'run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --sleep-ms 200 --max-row-diff-ratio 0.5   (the canary: the first day runs, is compared with the snapshot, and the run waits)',
+      "run-backfill --resume --run-id <id>   (read the canary's comparison first)",
       'run-backfill export --run-id <id> --format html',
     ],
     fixed:
@@ -92,7 +95,8 @@ export const SCENARIOS: readonly Scenario[] = [
     steps: [
       'run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23 --dry-run',
       '… sign-off …',
-      'run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23',
+      'run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23   (holds after its canary day)',
+      'run-backfill --resume --run-id <id>',
     ],
     fixed: 'The three days equal a recomputation from the source; the days around them were not touched.',
     async inject({ client }) {
@@ -154,8 +158,8 @@ export const SCENARIOS: readonly Scenario[] = [
     job: ORDERS.job,
     range: { from: '2026-06-01', to: '2026-07-01' },
     steps: [
-      'run-backfill order-daily-mart --from 2026-06-01 --to 2026-07-01 --sleep-ms 500 …',
-      '(kill it part way)',
+      'run-backfill order-daily-mart --from 2026-06-01 --to 2026-07-01 --sleep-ms 500 …   (holds after its canary day)',
+      'run-backfill --resume --run-id <id>   (then kill it part way)',
       'run-backfill --resume --run-id <id>',
     ],
     fixed: 'The month equals a recomputation from the source, nothing is duplicated, and the same run was stopped and resumed.',
@@ -183,7 +187,8 @@ export const SCENARIOS: readonly Scenario[] = [
     job: ORDERS.job,
     range: { from: '2026-07-01', to: '2026-07-11' },
     steps: [
-      'run-backfill order-daily-mart --from 2026-07-01 --to 2026-07-11 --max-lock-wait-ms 500 --sleep-ms 1000 …',
+      'run-backfill order-daily-mart --from 2026-07-01 --to 2026-07-11 --max-lock-wait-ms 500 --sleep-ms 1000 …   (holds after its canary day)',
+      'run-backfill --resume --run-id <id>',
       'run-backfill sandbox traffic --seconds 10   (in another terminal)',
       'run-backfill --resume --run-id <id>',
     ],
@@ -197,6 +202,8 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   PARTNER_SCENARIO,
+  PURGED_SCENARIO,
+  CLOSED_SCENARIO,
 ];
 
 export function scenario(id: number): Scenario {
@@ -211,7 +218,7 @@ export async function loadScenario(env: ScenarioEnv, id: number): Promise<Scenar
   const s = scenario(id);
   if (s.unavailable) throw new Error(`scenario ${id} is not available in this build: ${s.unavailable}`);
   await client.query(
-    'DROP SCHEMA IF EXISTS mart CASCADE; DROP SCHEMA IF EXISTS partner CASCADE; DROP SCHEMA IF EXISTS backfill_runbook CASCADE; DROP SCHEMA IF EXISTS backfill_runbook_snapshots CASCADE; DROP VIEW IF EXISTS refund_timeline; DROP TABLE IF EXISTS refunds, refund_reasons, orders, app_events CASCADE',
+    'DROP SCHEMA IF EXISTS mart CASCADE; DROP SCHEMA IF EXISTS partner CASCADE; DROP SCHEMA IF EXISTS billing CASCADE; DROP SCHEMA IF EXISTS training CASCADE; DROP SCHEMA IF EXISTS backfill_runbook CASCADE; DROP SCHEMA IF EXISTS backfill_runbook_snapshots CASCADE; DROP VIEW IF EXISTS refund_timeline; DROP TABLE IF EXISTS refunds, refund_reasons, orders, app_events CASCADE',
   );
   await seedWarehouse(client);
   await s.inject(env);
