@@ -33,7 +33,13 @@ export async function answersForExecution(ctx: GateContext, now = new Date()): P
   try {
     await target.prepare();
     const missing = toWrite.filter((p) => !recorded.has(p.key));
-    const measured = new Map((await measureTimed(target, missing)).map((r) => [r.partition.key, r]));
+    const measured = new Map<string, TimedDryRunRow>();
+    for (const p of missing) {
+      // A partition that cannot even be read (an incomplete S3 drop, a corrupt object) is left to
+      // the executor, which records why it fails, exactly as it would without this gate.
+      const [row] = await measureTimed(target, [p]).catch(() => []);
+      if (row) measured.set(p.key, row);
+    }
     const rows = toWrite.map((p) => recorded.get(p.key) ?? measured.get(p.key)).filter((r): r is TimedDryRunRow => r !== undefined);
     return await answerQuestions({ prepared, config, env, store, target, rows: rows.map((r) => ({ ...r, ms: r.ms ?? 0 })), now });
   } finally {
