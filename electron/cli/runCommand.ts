@@ -94,7 +94,8 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
   if (opts.dryRun) {
     // A dry run is the cure for the no-dry-run flag: don't list it as a problem of itself.
     const planFlags = prepared.flags.filter((f) => f.code !== 'no-dry-run');
-    describePlan({ ...prepared, flags: planFlags }, out);
+    // The per-partition questions (retention) are listed once, with the dry run's answers below.
+    describePlan({ ...prepared, flags: planFlags.filter((f) => !f.partitions) }, out);
     const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode);
     const result = await dryRun({ prepared, target, store, config, env: process.env, jobsDir: opts.jobs });
     // Partition flags the plan already showed (retention) come back with the dry run's; each once.
