@@ -203,8 +203,10 @@ describe('retention', () => {
 
 describe('overwrite not allowed (closed partitions)', () => {
   beforeAll(async () => {
-    await db.client.query(`create schema billing; create table billing.invoiced_days (day date primary key)`);
-    await db.client.query(`insert into billing.invoiced_days values ('2026-07-01'), ('2026-07-02'), ('2026-07-03')`);
+    // The sandbox seed's table of invoiced days (empty until someone invoices).
+    await db.client.query(
+      `insert into billing.invoiced_days values ('2026-07-01', 'inv-7'), ('2026-07-02', 'inv-7'), ('2026-07-03', 'inv-7')`,
+    );
     ws.writeJob(
       'orders-closed',
       orderMartJob({

@@ -26,7 +26,9 @@ export function closedRules(job: Job, config: Config): SourcedRule[] {
   return [
     ...(job.closed_partitions ?? []).map((rule, i) => ({ rule, field: `closed_partitions[${i}]`, where: `job "${job.name}"` })),
     ...(config.closed_partitions ?? []).flatMap((rule, i) =>
-      rule.targets.some((t) => t.toLowerCase() === target.toLowerCase()) ? [{ rule, field: `closed_partitions[${i}]`, where: 'the workspace config' }] : [],
+      rule.targets.some((t) => t.toLowerCase() === target.toLowerCase())
+        ? [{ rule, field: `closed_partitions[${i}]`, where: 'the workspace config' }]
+        : [],
     ),
   ];
 }
@@ -66,7 +68,9 @@ export async function closedPartitions(
     const probe = rule.probe ?? '';
     const connection = rule.connection ?? (job.target.kind === 's3' ? undefined : job.target.connection);
     if (connection === undefined)
-      throw new InputError(`${where}: ${field}.connection is needed: the probe has no Postgres target to run on`, { field: `${field}.connection` });
+      throw new InputError(`${where}: ${field}.connection is needed: the probe has no Postgres target to run on`, {
+        field: `${field}.connection`,
+      });
     const endpoint = postgresEndpoint(config, connection, `${field}.connection`, env);
     const origin = { field: `${field}.probe`, where, params: ['range_start', 'range_end'] };
     // Its own text first, so a refusal quotes what the user wrote; then within the composed read.

@@ -53,7 +53,16 @@ export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   let answers: Answers;
   try {
     rows = await measureTimed(target, prepared.partitions, input.onRow);
-    answers = await answerQuestions({ prepared, config: input.config, env: input.env, store, target, rows, now });
+    answers = await answerQuestions({
+      prepared,
+      config: input.config,
+      env: input.env,
+      store,
+      target,
+      partitions: prepared.partitions,
+      rows,
+      now,
+    });
   } finally {
     await target.close();
   }

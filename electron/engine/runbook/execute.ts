@@ -82,6 +82,7 @@ export async function openExecution(req: ExecutionRequest): Promise<Execution> {
     operator: actor,
     env: req.env,
     onSanity: req.onSanity,
+    executed: plan,
     onQuestions: (a) => (answers = a),
   });
   const config = configForPlan(req.config, prepared.job, plan);

@@ -5,7 +5,7 @@
  */
 import { GateError } from '../../../shared/errors.ts';
 import { blocking } from '../../../shared/redFlags.ts';
-import type { Config } from '../../../shared/schemas.ts';
+import type { Config, Plan } from '../../../shared/schemas.ts';
 import type { Store } from '../store/index.ts';
 import type { PreparedPlan } from './prepare.ts';
 import type { SanityReport } from '../safety/sanity.ts';
@@ -25,6 +25,8 @@ export interface GateContext {
   env?: NodeJS.ProcessEnv;
   /** sees the source sanity report the gate takes (the CLI prints it; it is kept as evidence) */
   onSanity?: (report: SanityReport) => void;
+  /** the plan as it will execute: the signed one with a resume's retuned throttle and thresholds */
+  executed?: Plan;
   /** sees the dry run's questions as the questions gate answered them (accepted flags are kept as evidence) */
   onQuestions?: (answers: Answers) => void;
 }

@@ -56,11 +56,14 @@ export function preparePlan(job: Job, plan: Plan, store: Store): PreparedPlan {
   const dryRunOnRecord = store.evidence.latest({ planHash: hash, kind: 'dry-run' }) !== undefined;
   const listProblem = planListProblem(plan, partitions);
   if (listProblem)
-    throw new InputError(`${listProblem.field} names partition ${listProblem.value}, which is not in the range ${describeRange(partitions, job.unit)}`, {
-      field: listProblem.field,
-      value: listProblem.value,
-      hint: `use partition keys of the range, as the dry run lists them (e.g. ${partitions[0]?.key ?? '2026-05-01'})`,
-    });
+    throw new InputError(
+      `${listProblem.field} names partition ${listProblem.value}, which is not in the range ${describeRange(partitions, job.unit)}`,
+      {
+        field: listProblem.field,
+        value: listProblem.value,
+        hint: `use partition keys of the range, as the dry run lists them (e.g. ${partitions[0]?.key ?? '2026-05-01'})`,
+      },
+    );
   const flags = redFlags({ plan, job, partitionCount: partitions.length, dryRunOnRecord, tier, partitions, now: new Date() });
   return {
     plan,

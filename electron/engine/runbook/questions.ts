@@ -5,11 +5,17 @@
  * rules in shared/partitionFlags.ts judge the answers. The dry run and the execution gate both
  * come here, so what the dry run shows is what the gate refuses.
  */
-import { partitionFlags, peakOverlapFlag, summarizePartitionFlags, type MeasuredPartition, type PartitionFlag } from '../../../shared/partitionFlags.ts';
+import {
+  partitionFlags,
+  peakOverlapFlag,
+  summarizePartitionFlags,
+  type MeasuredPartition,
+  type PartitionFlag,
+} from '../../../shared/partitionFlags.ts';
 import type { Partition } from '../../../shared/partitions.ts';
 import type { RedFlag } from '../../../shared/redFlags.ts';
 import { runEstimate, type RunEstimate } from '../../../shared/runEstimate.ts';
-import type { Config } from '../../../shared/schemas.ts';
+import type { Config, Plan } from '../../../shared/schemas.ts';
 import type { DryRunRow, Measures, PartitionTarget } from '../executor/types.ts';
 import type { Store } from '../store/index.ts';
 import { closedPartitions } from './closedPartitions.ts';
@@ -74,18 +80,24 @@ export interface QuestionInput {
   store: Store;
   /** prepared by the caller, still open */
   target: PartitionTarget;
-  /** the measured partitions still to write, in order */
+  /** the partitions asked about (all of the plan's, or those still to write), in order */
+  partitions: readonly Partition[];
+  /** their measures, where a dry run took them; the size and source questions need them */
   rows: readonly TimedDryRunRow[];
   now: Date;
+  /** the plan as it will execute, its throttle and window retuned on a resume (default: the signed plan) */
+  executed?: Plan;
 }
 
 export async function answerQuestions(input: QuestionInput): Promise<Answers> {
-  const { prepared, rows, now } = input;
+  const { prepared, rows, now, partitions } = input;
   const { plan, job, tier } = prepared;
-  const keys = new Set(rows.map((r) => r.partition.key));
-  const partitions = prepared.partitions.filter((p) => keys.has(p.key));
   const closed = await closedPartitions(job, input.config, input.env, partitions);
-  const by = await publishedBy(input.target, input.store, [...keys]);
+  const by = await publishedBy(
+    input.target,
+    input.store,
+    partitions.map((p) => p.key),
+  );
   const flags = partitionFlags({
     tier,
     plan,
@@ -97,14 +109,15 @@ export async function answerQuestions(input: QuestionInput): Promise<Answers> {
     jobHash: prepared.jobHash,
     now,
   });
+  // Only a run measured whole can be timed.
   const estimate =
-    rows.length === 0
+    rows.length === 0 || rows.length < partitions.length
       ? null
       : runEstimate({
           partitionReadMs: rows.map((r) => r.ms),
-          sleepMs: plan.throttle.sleep_ms,
-          concurrency: plan.throttle.concurrency,
-          window: plan.stop.no_run_window,
+          sleepMs: (input.executed ?? plan).throttle.sleep_ms,
+          concurrency: (input.executed ?? plan).throttle.concurrency,
+          window: (input.executed ?? plan).stop.no_run_window,
           timeZone: job.timezone,
           start: now,
         });

@@ -1,16 +1,19 @@
 /**
  * The dry run's questions, asked again as the run starts (or resumes), over the partitions it is
- * about to write: the dry run on record for this plan gives the measures (or, without one, the
- * gate measures now, read-only — a source that is gone blocks in every tier); closed partitions,
- * who published what, and the window are asked now. Blocking answers refuse the run (exit 4).
+ * about to write: the measures come from the dry run on record for this plan (the size and
+ * source questions are answered from them); closed partitions, retention, who published what
+ * and the window are asked now. Without a dry run on record (the semi-automatic and automatic
+ * tiers may skip it; the no-dry-run flag says so) nothing is measured here: measuring is the
+ * dry run's work, and doing it again before every run would read every partition twice.
+ * Blocking answers refuse the run (exit 4).
  */
 import { blocking } from '../../../shared/redFlags.ts';
 import type { Gate, GateContext } from './gates.ts';
 import type { DryRunBody } from './dryRun.ts';
 import { openTarget } from './prepare.ts';
-import { answerQuestions, measureTimed, type Answers, type TimedDryRunRow } from './questions.ts';
+import { answerQuestions, type Answers, type TimedDryRunRow } from './questions.ts';
 
-/** The answers for an execution starting now: what the gate judges (exported for the views). */
+/** The answers for an execution starting now: what the gate judges. */
 export async function answersForExecution(ctx: GateContext, now = new Date()): Promise<Answers> {
   const { prepared, store, config } = ctx;
   const env = ctx.env ?? process.env;
@@ -29,19 +32,15 @@ export async function answersForExecution(ctx: GateContext, now = new Date()): P
     .reverse()
     .find((e) => (e.body as Partial<DryRunBody> | null)?.jobHash === prepared.jobHash);
   const recorded = new Map(((dry?.body as DryRunBody | undefined)?.partitions ?? []).map((r) => [r.partition.key, r]));
+  const rows = toWrite
+    .map((p) => recorded.get(p.key))
+    .filter((r): r is TimedDryRunRow => r !== undefined)
+    // a dry run recorded before its reads were timed
+    .map((r) => ({ ...r, ms: typeof r.ms === 'number' ? r.ms : 0 }));
   const target = openTarget(config, prepared.job, prepared.plan.write_mode, env, store);
   try {
     await target.prepare();
-    const missing = toWrite.filter((p) => !recorded.has(p.key));
-    const measured = new Map<string, TimedDryRunRow>();
-    for (const p of missing) {
-      // A partition that cannot even be read (an incomplete S3 drop, a corrupt object) is left to
-      // the executor, which records why it fails, exactly as it would without this gate.
-      const [row] = await measureTimed(target, [p]).catch(() => []);
-      if (row) measured.set(p.key, row);
-    }
-    const rows = toWrite.map((p) => recorded.get(p.key) ?? measured.get(p.key)).filter((r): r is TimedDryRunRow => r !== undefined);
-    return await answerQuestions({ prepared, config, env, store, target, rows: rows.map((r) => ({ ...r, ms: r.ms ?? 0 })), now });
+    return await answerQuestions({ prepared, config, env, store, target, partitions: toWrite, rows, now, executed: ctx.executed });
   } finally {
     await target.close();
   }

@@ -95,7 +95,12 @@ export function partitionCell(p: PartitionRecord): PartitionCell {
 function viewFlags(scope: EngineScope, ctx: RunContext): RedFlag[] {
   const body = current(scope.store, ctx, 'dry-run')?.body as DryRunBody | undefined;
   const plan = ctx.prepared.flags;
-  return body?.redFlags ? mergeFlags(plan.filter((f) => !f.partitions), body.redFlags) : plan;
+  return body?.redFlags
+    ? mergeFlags(
+        plan.filter((f) => !f.partitions),
+        body.redFlags,
+      )
+    : plan;
 }
 
 export function runbookView(scope: EngineScope, runId: string): RunbookView {
