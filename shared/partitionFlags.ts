@@ -100,7 +100,7 @@ export function partitionFlags(q: PartitionQuestions): PartitionFlag[] {
           s === 0
             ? `the source has no rows for it, the target holds ${t}: overwriting deletes them all, and the source cannot give them back`
             : `the source gives back ${s} rows, the target holds ${t} (under ${goneRatio * 100}%): overwriting deletes ${t - s} the source no longer has`,
-        ...(accepted ? { accepted: 'listed in the plan\'s accept_purged: its rows will be deleted' } : {}),
+        ...(accepted ? { accepted: "listed in the plan's accept_purged: its rows will be deleted" } : {}),
       });
     }
   }
@@ -128,7 +128,13 @@ export function partitionFlags(q: PartitionQuestions): PartitionFlag[] {
       reasons.push(`predicted ${p} rows where the target holds ${t} now (×${times(p, t)}, limit ${targetRatio})`);
     if (reasons.length === 0) return;
     const ack = acknowledgement(plan, 'abnormal-size', m.key);
-    add({ key: m.key, code: 'abnormal-size', severity: ack ? 'warn' : strict(tier), detail: reasons.join('; '), ...(ack ? { accepted: ack } : {}) });
+    add({
+      key: m.key,
+      code: 'abnormal-size',
+      severity: ack ? 'warn' : strict(tier),
+      detail: reasons.join('; '),
+      ...(ack ? { accepted: ack } : {}),
+    });
   });
 
   if (job.retention) {
@@ -192,7 +198,12 @@ export function summarizePartitionFlags(flags: readonly PartitionFlag[]): RedFla
     const keys = group.map((f) => f.key);
     const shown = keys.length > 12 ? `${keys.slice(0, 12).join(', ')} and ${keys.length - 12} more` : keys.join(', ');
     const accepted = first.accepted ? ` (${first.accepted})` : '';
-    return { code: first.code, severity: first.severity, message: `${HEADLINE[first.code](keys.length, shown)}${accepted}`, partitions: keys };
+    return {
+      code: first.code,
+      severity: first.severity,
+      message: `${HEADLINE[first.code](keys.length, shown)}${accepted}`,
+      partitions: keys,
+    };
   });
 }
 

@@ -117,7 +117,10 @@ const closedRuleShape = {
 
 function checkClosedRule(rule: { range?: unknown; probe?: unknown; connection?: unknown }, ctx: z.core.$RefinementCtx): void {
   if ((rule.range === undefined) === (rule.probe === undefined))
-    ctx.addIssue({ code: 'custom', message: 'give either range: { from, to } or probe: (a SELECT listing closed partition keys), not both' });
+    ctx.addIssue({
+      code: 'custom',
+      message: 'give either range: { from, to } or probe: (a SELECT listing closed partition keys), not both',
+    });
   if (rule.connection !== undefined && rule.probe === undefined)
     ctx.addIssue({ code: 'custom', path: ['connection'], message: 'connection applies to a probe; a range needs none' });
 }

@@ -35,7 +35,9 @@ export async function workspaceReaders(jobs: readonly Job[], g: ImpactBuilder): 
     try {
       relations = (await checkReadOnlySelect(s.query, { field: 'source.query', where: `job "${job.name}"` })).relations;
     } catch (err) {
-      g.problems.push(`job ${job.name}'s source query could not be parsed, so whether it reads the target is unknown: ${describeError(err)}`);
+      g.problems.push(
+        `job ${job.name}'s source query could not be parsed, so whether it reads the target is unknown: ${describeError(err)}`,
+      );
     }
     out.push({ job, connection: s.connection, relations, writes, s3Source: null });
   }

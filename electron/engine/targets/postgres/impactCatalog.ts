@@ -102,7 +102,15 @@ export async function catalogImpact(client: PgClient, targetOid: string): Promis
     )
   ).rows;
 
-  const fks = await query<{ name: string; outgoing: boolean; other_oid: string; other: string; other_kind: string; del: string; upd: string }>(
+  const fks = await query<{
+    name: string;
+    outgoing: boolean;
+    other_oid: string;
+    other: string;
+    other_kind: string;
+    del: string;
+    upd: string;
+  }>(
     client,
     `SELECT k.conname::text AS name, k.conrelid = :oid::oid AS outgoing,
             c.oid::text AS other_oid, ${NAME} AS other, c.relkind::text AS other_kind,
