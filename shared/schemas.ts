@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { showValue } from './errors.ts';
 import { s3KeyProblem } from './s3Keys.ts';
+import { envNameSchema, headersEnvSchema } from './envName.ts';
+import { notifySchema } from './notifyConfig.ts';
 
 export const unitSchema = z.enum(['hour', 'day', 'month']);
 export type Unit = z.output<typeof unitSchema>;
@@ -106,6 +108,8 @@ export const configSchema = z.strictObject({
   ledger: z.string().min(1).optional(),
   /** Marks a training workspace: every screen and command says "Sandbox". */
   sandbox: z.boolean().default(false),
+  /** Who hears about runs: Slack and JSON webhooks, and for which events (shared/notifyConfig.ts). */
+  notify: notifySchema.optional(),
 });
 export type Config = z.output<typeof configSchema>;
 
@@ -479,9 +483,6 @@ export const probeUrlSchema = z.string().superRefine((url, ctx) => {
     });
 });
 
-/** An environment variable's name (its value is the secret, never the file). */
-export const envNameSchema = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]{0,127}$/, 'must be an environment variable name, e.g. PROM_TOKEN');
-
 const probeCommon = {
   name: text,
   /** the throttle level: while the value is above it the run waits, then continues by itself */
@@ -494,7 +495,7 @@ const httpAuth = {
   /** sent as `Authorization: Bearer <value of this variable>` */
   bearer_token_env: envNameSchema.optional(),
   /** header name → the environment variable holding its value (API keys) */
-  headers_env: z.record(z.string().regex(/^[A-Za-z0-9-]{1,64}$/, 'must be an HTTP header name'), envNameSchema).optional(),
+  headers_env: headersEnvSchema.optional(),
   timeout_ms: z.number().int().min(100).max(60_000).optional(),
 };
 

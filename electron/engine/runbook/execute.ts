@@ -16,6 +16,9 @@ import { checkExecutionGates } from './gates.ts';
 import { jobChanged } from './planning.ts';
 import { openTarget, recordRun, type PreparedPlan } from './prepare.ts';
 import { effectivePlan, retuneFor, type PlanChange } from './retune.ts';
+import { auditDelivery } from '../notify/audit.ts';
+import { followRun } from '../notify/followRun.ts';
+import { notifierFor, type Notifier } from '../notify/notifier.ts';
 
 export interface ExecutionRequest {
   store: Store;
@@ -36,10 +39,13 @@ export interface ExecutionRequest {
   /** hears what `changes` retuned, in words, once it is recorded (the lease is ours) */
   onRetuned?: (summary: string) => void;
   onEvent?: (event: ExecutorEvent) => void;
+  /** a line for people from beside the run: a notification that could not be delivered */
+  onNotice?: (text: string) => void;
 }
 
 export type Execution =
-  | { status: 'ready'; runner: Runner }
+  /** `notifications`: what the run tells the workspace's notify targets; drain it before the process ends */
+  | { status: 'ready'; runner: Runner; notifications: Notifier | null }
   /** the run already succeeded and nothing was asked to be redone */
   | { status: 'done'; runId: string };
 
@@ -90,7 +96,18 @@ export async function openExecution(req: ExecutionRequest): Promise<Execution> {
         req.onRetuned?.(retune.summary);
       }
     : undefined;
-  return { status: 'ready', runner: createRunner({ ...req, job: prepared.job, plan, target, monitor, onLeased }) };
+  // Told as it goes (throttled long, halted, failed, succeeded); never in the run's way.
+  const notifications = notifierFor(req.config, req.env, { log: req.onNotice, record: auditDelivery(store, runId, actor) });
+  const told = notifications
+    ? followRun(notifications, { runId, job: prepared.job.name, summary: prepared.summary, sandbox: Boolean(req.config.sandbox) })
+    : null;
+  const onEvent = told
+    ? (e: ExecutorEvent) => {
+        told.onEvent(e);
+        req.onEvent?.(e);
+      }
+    : req.onEvent;
+  return { status: 'ready', runner: createRunner({ ...req, onEvent, job: prepared.job, plan, target, monitor, onLeased }), notifications };
 }
 
 interface MonitorSetup {

@@ -117,7 +117,9 @@ export class PostgresHealth {
         c,
         `SELECT count(*)::text AS running, coalesce(bool_or(a.backend_type = 'autovacuum worker'), false) AS auto
          FROM pg_stat_progress_vacuum v LEFT JOIN pg_stat_activity a ON a.pid = v.pid
-        WHERE v.relid IN (SELECT relid FROM pg_partition_tree(to_regclass(:table)))`,
+        WHERE v.relid = to_regclass(:table)
+              -- a partitioned table: VACUUM runs on its partitions (pg_partition_tree is empty for a plain table)
+              OR v.relid IN (SELECT relid FROM pg_partition_tree(to_regclass(:table)))`,
         { table: name },
       ),
     );
