@@ -236,6 +236,13 @@ describe('replication lag', () => {
     expect(String(episode[1]?.detail.reason)).toMatch(/replication lag on replica "replica": \d+(\.\d)? s > 1 s/);
     const status = await runCli(ws, ['status', '--run-id', 'lag-throttle']);
     expect(status.stdout).toMatch(/throttled 1 time\(s\)/);
+    // The incident note lists the episode, and counts it beside the stops.
+    const note = await runCli(ws, ['export', '--run-id', 'lag-throttle', '--format', 'md']);
+    expect(note.code, note.stderr).toBe(0);
+    expect(note.stdout).toMatch(
+      /## Throttle episodes\n\n\| since \| for \| ended \| signals \(at their worst\) \|\n.*\n\| \S+ \| \d+\.\d s \| resumed by itself \| replication lag on replica "replica": \d+(\.\d)? s > 1 s \|/,
+    );
+    expect(note.stdout).toContain('- **Throttle count:** 1');
     console.info(
       `replication lag: throttled ${throttledAfter} ms after replay paused; finished ${finishedAfter} ms after it resumed (check interval 1000 ms, settle 3000 ms)`,
     );
