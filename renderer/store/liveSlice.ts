@@ -23,6 +23,8 @@ export interface RunLive {
   signals: Record<string, SignalSeries>;
   /** partitions published, [epoch ms, rows], for rows per minute */
   published: [number, number][];
+  /** throttle episodes of this session, [start, end] (end null: throttled now) */
+  episodes: [number, number | null][];
   /** partition key → status, from events since the partitions were last fetched */
   cells: Record<string, PartitionStatusName>;
   step: { step: string; done: number; total: number; key: string | null } | null;
@@ -36,16 +38,20 @@ export interface LiveSlice {
   bump: (runId: string) => void;
 }
 
-const EMPTY: RunLive = { stats: null, signals: {}, published: [], cells: {}, step: null, log: [] };
+const EMPTY: RunLive = { stats: null, signals: {}, published: [], episodes: [], cells: {}, step: null, log: [] };
 
 /** Ten minutes of readings at the default check interval. */
 const MAX_POINTS = 600;
 
 /** The chart's data after an event: readings appended per signal, published partitions kept for rows per minute. */
-export function followSignals(live: RunLive, e: ExecutorEventView, at: number): Pick<RunLive, 'signals' | 'published'> {
+export function followSignals(live: RunLive, e: ExecutorEventView, at: number): Pick<RunLive, 'signals' | 'published' | 'episodes'> {
+  const { signals: kept, published, episodes } = live;
   if (e.type === 'partition-published')
-    return { signals: live.signals, published: [...live.published, [at, e.rows] as [number, number]].slice(-MAX_POINTS) };
-  if (e.type !== 'signals') return { signals: live.signals, published: live.published };
+    return { signals: kept, episodes, published: [...published, [at, e.rows] as [number, number]].slice(-MAX_POINTS) };
+  if (e.type === 'throttled') return { signals: kept, published, episodes: [...episodes, [Date.parse(e.since), null]] };
+  if (e.type === 'throttle-ended')
+    return { signals: kept, published, episodes: episodes.map(([from, to]) => [from, to ?? Date.parse(e.since) + e.throttledMs]) };
+  if (e.type !== 'signals') return { signals: kept, published, episodes };
   const signals = { ...live.signals };
   for (const r of e.readings) {
     const before = signals[r.signal];
@@ -58,7 +64,7 @@ export function followSignals(live: RunLive, e: ExecutorEventView, at: number): 
       points: [...(before?.points ?? []), [at, r.value] as [number, number | null]].slice(-MAX_POINTS),
     };
   }
-  return { signals, published: live.published };
+  return { signals, published, episodes };
 }
 
 /** The partition state an executor event implies, if any. */
