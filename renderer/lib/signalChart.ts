@@ -4,7 +4,17 @@
  * on a second axis. Pure, so it is tested without a canvas; SignalChart.tsx only draws it.
  */
 import { formatSignalValue } from '../../shared/signals.ts';
-import type { SignalSeries } from '../store/liveSlice.ts';
+
+/** One signal over time, against its levels (the Execute step's chart). */
+export interface SignalSeries {
+  signal: string;
+  label: string;
+  unit: string;
+  max?: number;
+  critical?: number;
+  /** [epoch ms, value]; null: it could not be measured then */
+  points: [number, number | null][];
+}
 
 /** Rows per minute after each published partition, over the trailing minute (or since the first point, when shorter). */
 export function rowsPerMinute(published: readonly [number, number][], since: number): [number, number][] {

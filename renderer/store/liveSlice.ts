@@ -5,17 +5,9 @@
  */
 import type { ExecutorEventView, LiveStats, PartitionStatusName, ProgressEvent } from '../../shared/contractTypes.ts';
 import type { Slice } from './types.ts';
+import type { SignalSeries } from '../lib/signalChart.ts';
 
-/** One signal over time, against its levels (the Execute step's chart). */
-export interface SignalSeries {
-  signal: string;
-  label: string;
-  unit: string;
-  max?: number;
-  critical?: number;
-  /** [epoch ms, value]; null: it could not be measured then */
-  points: [number, number | null][];
-}
+export type { SignalSeries };
 
 export interface RunLive {
   stats: LiveStats | null;

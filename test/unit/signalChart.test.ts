@@ -4,8 +4,7 @@
  * line rather than a far-off critical level. Drawn by ECharts in the e2e test.
  */
 import { describe, expect, it } from 'vitest';
-import { chartOption, niceCeil, rowsPerMinute } from '../../renderer/lib/signalChart.ts';
-import type { SignalSeries } from '../../renderer/store/liveSlice.ts';
+import { chartOption, niceCeil, rowsPerMinute, type SignalSeries } from '../../renderer/lib/signalChart.ts';
 
 const lag: SignalSeries = {
   signal: 'replication-lag',
