@@ -42,6 +42,14 @@ export interface ConnectionSummary {
   password: 'saved' | 'session' | 'environment' | 'none';
 }
 
+/** A secret saved in the app for a name the workspace's files use (a probe's token, a webhook's URL). Never its value. */
+export interface SecretSummary {
+  name: string;
+  /** 'os': encrypted by the OS keychain · 'plain-text': encrypted with a key on disk · 'session': kept in memory until the app quits */
+  storage: 'os' | 'plain-text' | 'session';
+  updatedAt: string | null;
+}
+
 export interface ConnectionTest {
   ok: boolean;
   message: string;

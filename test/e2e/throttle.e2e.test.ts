@@ -15,7 +15,7 @@ import { createOrderMart, seedOrders } from '../support/dataset.ts';
 import { buildOracle, martMd5 } from '../support/oracle.ts';
 import { adminClient, createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { makeWorkspace, pgConfig, type Workspace } from '../support/workspace.ts';
-import { chromiumOrSkip, launch, openApp, openStep, RENDERER, shot, startEngine, type Engine } from './support.ts';
+import { chromiumOrSkip, launch, openApp, openStep, RENDERER, shot, SHOTS, startEngine, type Engine } from './support.ts';
 
 const browserPath = chromiumOrSkip();
 const RUN = 'bf-e2e-throttle';
@@ -71,6 +71,18 @@ describe.skipIf(browserPath.path === null)('throttling, in the app', () => {
 
   const metric = (name: string) => page.getByTestId('execute-metrics').locator('div', { hasText: name }).locator('dd');
 
+  it('the Workspace screen keeps a secret for a probe or a webhook by name, never showing its value', async () => {
+    await page.goto(`${engine.origin}/#/workspace`);
+    await page.getByLabel('Variable name').fill('SLACK_WEBHOOK_URL');
+    await page.getByLabel('Value').fill('https://hooks.slack.com/services/T0/B0/e2e-secret');
+    await page.getByLabel('this session only').last().check();
+    await page.getByRole('button', { name: 'Save the secret' }).click();
+    const rows = page.getByRole('table', { name: 'Saved secrets' }).locator('tbody tr');
+    await expect.poll(() => rows.first().textContent()).toBe('SLACK_WEBHOOK_URLthis session only–Remove');
+    expect(await page.content()).not.toContain('e2e-secret');
+    await page.getByRole('region', { name: 'Secrets' }).screenshot({ path: join(SHOTS, '22-workspace-secrets.png') });
+  });
+
   it('plans with a throttle level and a critical level for lock waits, and walks to Execute', async () => {
     await page.goto(`${engine.origin}/#/workspace`);
     await page.getByRole('button', { name: 'New plan' }).click();
@@ -82,6 +94,7 @@ describe.skipIf(browserPath.path === null)('throttling, in the app', () => {
     await page.getByLabel('Pause between partitions (ms)').fill('300');
     await page.getByLabel('Max lock wait (ms)').fill('300');
     await page.getByLabel('Critical lock wait (ms)').fill('60000');
+    await shot(page, '19-plan-throttle-levels');
     await page.getByRole('button', { name: 'Create the runbook' }).click();
     await expect.poll(() => page.url()).toContain(`#/runbook/${RUN}`);
     await page.getByRole('button', { name: 'Run the sanity checks' }).click();
