@@ -87,7 +87,7 @@ const PAYLOADS: Payload[] = [
 const FIELDS = ['source.query', 'validation[0].source', 'validation[0].target', 'quality[0].sql'] as const;
 type Field = (typeof FIELDS)[number];
 
-/** The DESIGN example job with one field replaced by `sql`. */
+/** The example job (docs/design.md §4) with one field replaced by `sql`. */
 function hostileJob(name: string, field: Field, sql: string): string {
   const quoted = JSON.stringify(sql);
   const base = orderMartJob({

@@ -1,5 +1,5 @@
 /**
- * Snapshot before overwrite (DESIGN §1, the manual checklist's first step) and its restore,
+ * Snapshot before overwrite (docs/design.md §1, the manual checklist's first step) and its restore,
  * for either kind of target: an S3 partition by server-side copy, a Postgres partition into the
  * `backfill_runbook_snapshots` schema. Each snapshot and each restore is kept as evidence.
  */

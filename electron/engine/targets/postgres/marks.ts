@@ -1,6 +1,6 @@
 /**
  * `backfill_runbook.partition_marks` on the target: one row per (table, partition), written in
- * the same transaction as the partition's data (DESIGN §6 step 4). It is the truth on resume:
+ * the same transaction as the partition's data (docs/design.md §6 step 4). It is the truth on resume:
  * a commit whose acknowledgement was lost is found here, not redone blindly.
  */
 import { InputError } from '../../../../shared/errors.ts';

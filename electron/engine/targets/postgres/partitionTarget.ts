@@ -1,5 +1,5 @@
 /**
- * A Postgres table as a partition target: DESIGN §6 step by step, one transaction per
+ * A Postgres table as a partition target: docs/design.md §6 step by step, one transaction per
  * partition. Same database → `INSERT … SELECT` pushdown; different servers → COPY streamed
  * from a read-only source transaction into the target transaction.
  *
@@ -301,7 +301,7 @@ export class PostgresPartitionTarget implements PartitionTarget {
   /**
    * In the transaction writePartition began: REPEATABLE READ, so every statement of the write
    * reads one snapshot. `snapshot` is its exported id (see exportsSnapshot): the source side is
-   * then read beside the write, in exactly that data (DESIGN §6 step 3).
+   * then read beside the write, in exactly that data (docs/design.md §6 step 3).
    */
   private async writePushdown(
     client: PgClient,

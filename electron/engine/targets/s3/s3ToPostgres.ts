@@ -1,5 +1,5 @@
 /**
- * A Postgres table fed by the JSON Lines objects of an S3 partition: DESIGN §6 with COPY from
+ * A Postgres table fed by the JSON Lines objects of an S3 partition: docs/design.md §6 with COPY from
  * S3 in place of the source query. One transaction per partition: the records are COPYed into
  * a temporary jsonb table, turned into rows by jsonb_populate_record (JSON keys name columns;
  * keys the table lacks are ignored, columns no record names keep their defaults), written in
