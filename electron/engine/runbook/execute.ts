@@ -82,32 +82,37 @@ export async function openExecution(req: ExecutionRequest): Promise<Execution> {
   try {
     await monitor.check();
     await target.prepare();
+    if (!run) recordRun(store, prepared, actor, req.sandbox);
+    // Recorded once the lease is ours: a resume refused because another executor drives the run
+    // must not retune that executor behind its back.
+    const onLeased = retune
+      ? () => {
+          store.runs.updateSettings(runId, retune.settings, actor, { summary: retune.summary, via: 'resume' });
+          req.onRetuned?.(retune.summary);
+        }
+      : undefined;
+    // Told as it goes (throttled long, halted, failed, succeeded); never in the run's way.
+    const notifications = notifierFor(req.config, req.env, { log: req.onNotice, record: auditDelivery(store, runId, actor) });
+    const told = notifications
+      ? followRun(notifications, { runId, job: prepared.job.name, summary: prepared.summary, sandbox: Boolean(req.config.sandbox) })
+      : null;
+    const onEvent = told
+      ? (e: ExecutorEvent) => {
+          told.onEvent(e);
+          req.onEvent?.(e);
+        }
+      : req.onEvent;
+    return {
+      status: 'ready',
+      runner: createRunner({ ...req, onEvent, job: prepared.job, plan, target, monitor, onLeased }),
+      notifications,
+    };
   } catch (err) {
+    // Nothing opened here survives a refusal: the target's and the monitor's sessions close before the error leaves.
     await target.close();
     await monitor.close();
     throw err;
   }
-  if (!run) recordRun(store, prepared, actor, req.sandbox);
-  // Recorded once the lease is ours: a resume refused because another executor drives the run
-  // must not retune that executor behind its back.
-  const onLeased = retune
-    ? () => {
-        store.runs.updateSettings(runId, retune.settings, actor, { summary: retune.summary, via: 'resume' });
-        req.onRetuned?.(retune.summary);
-      }
-    : undefined;
-  // Told as it goes (throttled long, halted, failed, succeeded); never in the run's way.
-  const notifications = notifierFor(req.config, req.env, { log: req.onNotice, record: auditDelivery(store, runId, actor) });
-  const told = notifications
-    ? followRun(notifications, { runId, job: prepared.job.name, summary: prepared.summary, sandbox: Boolean(req.config.sandbox) })
-    : null;
-  const onEvent = told
-    ? (e: ExecutorEvent) => {
-        told.onEvent(e);
-        req.onEvent?.(e);
-      }
-    : req.onEvent;
-  return { status: 'ready', runner: createRunner({ ...req, onEvent, job: prepared.job, plan, target, monitor, onLeased }), notifications };
 }
 
 interface MonitorSetup {
