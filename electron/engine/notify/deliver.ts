@@ -13,6 +13,10 @@ export interface DeliveryOptions {
   signal?: AbortSignal;
 }
 
+const GIVEN_UP = 'given up (the run ended)';
+/** The last failure, and that the end of the run stopped the retries. */
+const givenUp = (last: string): string => (last.endsWith(GIVEN_UP) ? last : `${last}; ${GIVEN_UP}`);
+
 export type Delivery = { ok: true; attempts: number; status: number } | { ok: false; attempts: number; error: string };
 
 export async function deliver(url: string, body: unknown, headers: Record<string, string>, o: DeliveryOptions = {}): Promise<Delivery> {
@@ -20,7 +24,7 @@ export async function deliver(url: string, body: unknown, headers: Record<string
   const timeoutMs = o.timeoutMs ?? 3_000;
   let error = 'not sent';
   for (let attempt = 1; attempt <= attempts; attempt++) {
-    if (o.signal?.aborted) return { ok: false, attempts: attempt - 1, error: `${error}; given up (the run ended)` };
+    if (o.signal?.aborted) return { ok: false, attempts: attempt - 1, error: attempt === 1 ? GIVEN_UP : givenUp(error) };
     let retryAfterMs = 0;
     try {
       const signal = o.signal ? AbortSignal.any([o.signal, AbortSignal.timeout(timeoutMs)]) : AbortSignal.timeout(timeoutMs);
@@ -37,7 +41,7 @@ export async function deliver(url: string, body: unknown, headers: Record<string
       if (response.status !== 429 && response.status < 500) return { ok: false, attempts: attempt, error };
       retryAfterMs = Math.min(5_000, Number(response.headers.get('retry-after') ?? 0) * 1000) || 0;
     } catch (err) {
-      error = o.signal?.aborted ? 'given up (the run ended)' : fetchFailure(err, timeoutMs);
+      error = o.signal?.aborted ? GIVEN_UP : fetchFailure(err, timeoutMs);
     }
     if (attempt < attempts) await sleep(Math.max(retryAfterMs, backoffDelay(attempt, o.baseDelayMs ?? 500)), o.signal);
   }
