@@ -190,6 +190,31 @@ describe('probe signals', () => {
     expect(published('lag-http-2')).toBe(0);
   });
 
+  it('tune changes a level of a running run: a shorter --max-throttle-s halts a run that waits', async () => {
+    monitoring.value = 99;
+    const file = plan(
+      'tune-throttle',
+      '2026-05-28',
+      '2026-05-31',
+      `  check_interval_ms: 200
+  probes:
+    - { kind: prometheus, name: db-cpu, url: '${monitoring.url}', query: cpu, max: 80 }
+`,
+    );
+    const { child, done } = startCli(ws, ['--plan', file, '--json']);
+    await waitForOutput(child, '"type":"throttled"'); // and it would wait the default 30 minutes
+    const tuned = await runCli(ws, ['tune', '--run-id', 'tune-throttle', '--max-throttle-s', '1']);
+    expect(tuned.code, tuned.stderr).toBe(0);
+    expect(tuned.stdout).toMatch(/Changed: stop\.max_throttle_s .* → 1/);
+    const r = await done;
+    monitoring.value = 10;
+    expect(r.code, r.stdout + r.stderr).toBe(3);
+    expect(jsonEvents(r.stdout).find((e) => e.type === 'stopping')?.reason).toMatch(
+      /^throttled for \d+\.\d s, longer than max_throttle_s 1: probe "db-cpu" \(Prometheus\): 99 > 80$/,
+    );
+    expect(published('tune-throttle')).toBe(0);
+  });
+
   it('VACUUM running on the target table throttles the run until it is over', async () => {
     const vacuum: pg.Client = await adminClient(inject('pgA'), db.name);
     const file = plan(
