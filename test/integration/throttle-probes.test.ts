@@ -215,6 +215,35 @@ describe('probe signals', () => {
     expect(published('tune-throttle')).toBe(0);
   });
 
+  it('a run that waits keeps its lease: a second executor is refused while it is throttled', async () => {
+    monitoring.value = 99;
+    ws.env.BACKFILL_RUNBOOK_LEASE_MS = '900'; // expires within a second unless renewed
+    try {
+      const file = plan(
+        'lease-throttle',
+        '2026-05-31',
+        '2026-06-01',
+        `  check_interval_ms: 200
+  probes:
+    - { kind: prometheus, name: db-cpu, url: '${monitoring.url}', query: cpu, max: 80 }
+`,
+      );
+      const { child, done } = startCli(ws, ['--plan', file]);
+      await waitForOutput(child, 'Throttled:');
+      await new Promise((res) => setTimeout(res, 2000)); // two lease lengths of waiting
+      const second = await runCli(ws, ['--resume', '--run-id', 'lease-throttle']);
+      expect(second.code, second.stdout + second.stderr).toBe(4);
+      expect(second.stderr).toMatch(/run "lease-throttle" is being executed by another process/);
+      monitoring.value = 10;
+      const r = await done;
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      expect(published('lease-throttle')).toBe(1);
+    } finally {
+      delete ws.env.BACKFILL_RUNBOOK_LEASE_MS;
+      monitoring.value = 10;
+    }
+  });
+
   it('VACUUM running on the target table throttles the run until it is over', async () => {
     const vacuum: pg.Client = await adminClient(inject('pgA'), db.name);
     const file = plan(
