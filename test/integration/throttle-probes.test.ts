@@ -280,6 +280,38 @@ describe('probe signals', () => {
   });
 });
 
+describe('pacing', () => {
+  it('--duty-cycle 0.2 pauses after each partition four times as long as it took', async () => {
+    const r = await runCli(ws, [
+      'orders',
+      '--from',
+      '2026-06-20',
+      '--to',
+      '2026-06-25',
+      '--run-id',
+      'duty-1',
+      '--duty-cycle',
+      '0.2',
+      '--json',
+    ]);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const events = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { type: string; ms?: number });
+    const partitions = events.filter((e) => e.type === 'partition-published').map((e) => e.ms ?? 0);
+    const run = events.find((e) => e.type === 'run-finished')?.ms ?? 0;
+    expect(partitions).toHaveLength(5);
+    // a lower bound only: the pause after each partition but the last is at least 4 × its duration
+    const paused = partitions.slice(0, -1).reduce((n, ms) => n + 4 * ms, 0);
+    expect(run).toBeGreaterThanOrEqual(paused + partitions.reduce((n, ms) => n + ms, 0));
+    const sqlite = new Database(ws.db, { readonly: true });
+    const settings = sqlite.prepare(`select settings_json as s from runs where run_id = 'duty-1'`).get() as { s: string };
+    sqlite.close();
+    expect(JSON.parse(settings.s)).toMatchObject({ duty_cycle: 0.2 });
+  });
+});
+
 describe('probe configuration', () => {
   it('probe SQL is user SQL: a probe that writes is refused before anything runs (exit 2), naming its field', async () => {
     const file = plan(
