@@ -44,7 +44,7 @@ ul.checklist ul { margin: .1rem 0 0 1.6rem; padding: 0; color: #333; }
 `;
 
 export function renderHtml(m: NoteModel): string {
-  const [what, checklistTitle, partitions, reconciliation, history, metrics, chain] = NOTE_SECTIONS;
+  const [what, checklistTitle, partitions, reconciliation, history, throttle, metrics, chain] = NOTE_SECTIONS;
   const checklist = `<ul class="checklist">${m.checklist
     .map(
       (s) =>
@@ -67,6 +67,7 @@ ${section(checklistTitle, checklist)}
 ${section(partitions, table(m.partitions))}
 ${section(reconciliation, `<p>${esc(m.reconciliation.summary)}</p>${table(m.reconciliation.table)}`)}
 ${section(history, table(m.history))}
+${section(throttle, table(m.throttle))}
 ${section(metrics, pairs(m.metrics))}
 ${section(chain, pairs(m.chain) + table(m.signatures))}
 </body>

@@ -16,7 +16,7 @@ const pairs = (items: [string, string][]) => items.map(([k, v]) => `- **${k}:** 
 const MARK = { done: '[x]', missing: '[ ]', failed: '[!]' } as const;
 
 export function renderMarkdown(m: NoteModel): string {
-  const [what, checklistTitle, partitions, reconciliation, history, metrics, chain] = NOTE_SECTIONS;
+  const [what, checklistTitle, partitions, reconciliation, history, throttle, metrics, chain] = NOTE_SECTIONS;
   return [
     `# ${m.title}`,
     '',
@@ -48,6 +48,10 @@ export function renderMarkdown(m: NoteModel): string {
     `## ${history}`,
     '',
     table(m.history),
+    '',
+    `## ${throttle}`,
+    '',
+    table(m.throttle),
     '',
     `## ${metrics}`,
     '',

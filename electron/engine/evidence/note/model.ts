@@ -9,6 +9,7 @@ import { manifestHash } from '../manifest.ts';
 import type { BundleVerification } from '../verifyBundle.ts';
 import { checklist, type ChecklistStep } from './checklist.ts';
 import { metrics, runHistory } from './metrics.ts';
+import { throttleMetrics, throttleTable } from './throttle.ts';
 
 export const NOTE_SECTIONS = [
   'What happened',
@@ -16,6 +17,7 @@ export const NOTE_SECTIONS = [
   'Partitions',
   'Reconciliation',
   'Stop and resume history',
+  'Throttle episodes',
   'Metrics',
   'Audit chain and signatures',
 ] as const;
@@ -33,6 +35,7 @@ export interface NoteModel {
   partitions: Table;
   reconciliation: { summary: string; table: Table };
   history: Table;
+  throttle: Table;
   metrics: [string, string][];
   chain: [string, string][];
   signatures: Table;
@@ -109,7 +112,8 @@ export function buildNoteModel(bundle: NoteBundle, verification: BundleVerificat
       header: ['at', 'event', 'actor', 'status', 'reason'],
       rows: runHistory(bundle).map((h) => [h.at, h.event, h.actor, h.status, h.reason]),
     },
-    metrics: metrics(bundle, reconBody),
+    throttle: throttleTable(bundle),
+    metrics: [...metrics(bundle, reconBody), ...throttleMetrics(bundle)],
     chain: [
       ['Audit slice', `seq ${str(bundle.audit[0]?.seq)} to ${str(exported?.seq)} (${bundle.audit.length} entries)`],
       ['Chain head', `${str(exported?.hash)} (seq ${str(exported?.seq)}, ${str(exported?.event)})`],
