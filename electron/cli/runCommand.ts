@@ -7,6 +7,7 @@ import type { Reprocess } from '../engine/executor/runner.ts';
 import { configForPlan, openExecution, type Execution } from '../engine/runbook/execute.ts';
 import { loadConfig, loadJob, loadPlan } from '../engine/plan/load.ts';
 import { dryRun } from '../engine/runbook/dryRun.ts';
+import { notifyDryRunReady } from '../engine/notify/dryRunReady.ts';
 import { openTarget, preparePlan, type PreparedPlan } from '../engine/runbook/prepare.ts';
 import type { Store } from '../engine/store/index.ts';
 import { EXIT, type ExitCode } from './exitCodes.ts';
@@ -128,6 +129,9 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
     out.say(
       `Dry run kept as evidence #${result.evidenceId} for plan ${prepared.planHash.slice(0, 12)}. Nothing was written to the target.`,
     );
+    await notifyDryRunReady({ config, env: process.env, store, prepared, rows: result.rows, actor: actor(opts.operator) }, (t) =>
+      out.say(t),
+    );
     const blocks = blocking(flags);
     if (blocks.length > 0) {
       out.say(`The run would be refused: ${blocks.length} red flag(s) block it (${blocks.map((f) => f.code).join(', ')}).`);
@@ -163,6 +167,7 @@ async function execute(loaded: LoadedPlan, opts: RunOptions, store: Store, out: 
     onSanity: (report) => out.record('sanity-check', { ...report }, formatSanity(report)),
     onRetuned: (summary) => out.say(`Retuned run ${prepared.plan.request_id} for this resume: ${summary}`),
     onEvent: (e) => out.event(e),
+    onNotice: (text) => out.say(text),
   });
   if (execution.status === 'done') {
     out.say(`Run ${execution.runId} already succeeded; nothing to resume (use --reprocess all to redo it).`);
@@ -180,6 +185,8 @@ async function execute(loaded: LoadedPlan, opts: RunOptions, store: Store, out: 
   process.on('SIGTERM', onSignal);
   try {
     const outcome = await runner.run();
+    // Whatever is still on its way to the notify targets gets a few seconds, never more.
+    await execution.notifications?.drain();
     switch (outcome.status) {
       case 'succeeded':
         return EXIT.ok;

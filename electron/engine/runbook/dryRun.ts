@@ -5,6 +5,7 @@ import { impactScope } from '../impact/impactScope.ts';
 import type { Store } from '../store/index.ts';
 import type { PreparedPlan } from './prepare.ts';
 import { answerQuestions, measureTimed, type Answers, type TimedDryRunRow } from './questions.ts';
+import { checkJobSql } from '../sql/jobSql.ts';
 
 export interface DryRunInput {
   prepared: PreparedPlan;
@@ -48,10 +49,13 @@ export interface DryRunBody {
 export async function dryRun(input: DryRunInput): Promise<DryRunResult> {
   const { prepared, target, store } = input;
   const now = input.now ?? new Date();
-  await target.prepare();
   let rows: TimedDryRunRow[];
   let answers: Answers;
   try {
+    await checkJobSql(prepared.job);
+    // Inside the try: a dry run that fails while preparing (bad SQL, a missing table) still
+    // closes every session it opened, so the CLI exits and the server keeps no session of ours.
+    await target.prepare();
     rows = await measureTimed(target, prepared.partitions, input.onRow);
     answers = await answerQuestions({
       prepared,

@@ -14,6 +14,7 @@ import { signoffGate } from './signoffGate.ts';
 import { prefixGate } from './prefixGate.ts';
 import { questionsGate } from './questionsGate.ts';
 import type { Answers } from './questions.ts';
+import { checkJobSql } from '../sql/jobSql.ts';
 
 export interface GateContext {
   prepared: PreparedPlan;
@@ -41,6 +42,8 @@ const redFlagGate: Gate = ({ prepared }) =>
 export const GATES: readonly Gate[] = [redFlagGate, questionsGate, sanityGate, signoffGate, prefixGate];
 
 export async function checkExecutionGates(ctx: GateContext, gates: readonly Gate[] = GATES): Promise<void> {
+  // Not a gate but bad input (exit 2), before any gate touches a server: SQL that could write.
+  await checkJobSql(ctx.prepared.job);
   const reasons: string[] = [];
   for (const gate of gates) reasons.push(...(await gate(ctx)));
   if (reasons.length > 0) throw new GateError(`refused: ${reasons.length} gate(s) block this run`, reasons);

@@ -8,6 +8,7 @@ import { GateError } from '../../../shared/errors.ts';
 import { runbookSteps, stepOpen, STEP_TITLES, type StepFacts, type StepId, type StepView } from '../../../shared/runbookSteps.ts';
 import { dryRun, type DryRunBody } from './dryRun.ts';
 import { mergeFlags, type RedFlag } from '../../../shared/redFlags.ts';
+import { notifyDryRunReady } from '../notify/dryRunReady.ts';
 import { runSanityChecks, type SanityResult } from '../safety/sanity.ts';
 import { findSnapshot, takeSnapshot } from '../snapshot/index.ts';
 import type { EvidenceRecord, PartitionRecord, Store } from '../store/index.ts';
@@ -185,6 +186,8 @@ export async function dryRunStep(scope: EngineScope, runId: string): Promise<Dry
     estimate: result.answers.estimate,
     impact: result.impact,
   };
+  // Told in the background: the step's answer does not wait for the notify targets.
+  void notifyDryRunReady({ config, env, store: scope.store, prepared: ctx.prepared, rows: result.rows, actor: scope.actor });
   return dryRunView(ctx, result.evidenceId, body, now(), target.label);
 }
 

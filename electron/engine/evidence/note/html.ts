@@ -49,7 +49,7 @@ figure.impact figcaption { color: #555; font-size: 8.5pt; }
 `;
 
 export function renderHtml(m: NoteModel): string {
-  const [what, checklistTitle, impact, partitions, reconciliation, history, metrics, chain] = NOTE_SECTIONS;
+  const [what, checklistTitle, impact, partitions, reconciliation, history, throttle, metrics, chain] = NOTE_SECTIONS;
   const checklist = `<ul class="checklist">${m.checklist
     .map(
       (s) =>
@@ -73,6 +73,7 @@ ${section(impact, impactSectionHtml(m.impact, table, esc))}
 ${section(partitions, table(m.partitions))}
 ${section(reconciliation, `<p>${esc(m.reconciliation.summary)}</p>${table(m.reconciliation.table)}`)}
 ${section(history, table(m.history))}
+${section(throttle, table(m.throttle))}
 ${section(metrics, pairs(m.metrics))}
 ${section(chain, pairs(m.chain) + table(m.signatures))}
 </body>

@@ -17,7 +17,7 @@ const pairs = (items: [string, string][]) => items.map(([k, v]) => `- **${k}:** 
 const MARK = { done: '[x]', missing: '[ ]', failed: '[!]' } as const;
 
 export function renderMarkdown(m: NoteModel): string {
-  const [what, checklistTitle, impact, partitions, reconciliation, history, metrics, chain] = NOTE_SECTIONS;
+  const [what, checklistTitle, impact, partitions, reconciliation, history, throttle, metrics, chain] = NOTE_SECTIONS;
   return [
     `# ${m.title}`,
     '',
@@ -53,6 +53,10 @@ export function renderMarkdown(m: NoteModel): string {
     `## ${history}`,
     '',
     table(m.history),
+    '',
+    `## ${throttle}`,
+    '',
+    table(m.throttle),
     '',
     `## ${metrics}`,
     '',

@@ -10,6 +10,7 @@ import type { BundleVerification } from '../verifyBundle.ts';
 import { checklist, type ChecklistStep } from './checklist.ts';
 import { metrics, runHistory } from './metrics.ts';
 import { IMPACT_SECTION, impactSection, type ImpactSection } from './impactSection.ts';
+import { throttleMetrics, throttleTable } from './throttle.ts';
 
 export const NOTE_SECTIONS = [
   'What happened',
@@ -18,6 +19,7 @@ export const NOTE_SECTIONS = [
   'Partitions',
   'Reconciliation',
   'Stop and resume history',
+  'Throttle episodes',
   'Metrics',
   'Audit chain and signatures',
 ] as const;
@@ -36,6 +38,7 @@ export interface NoteModel {
   partitions: Table;
   reconciliation: { summary: string; table: Table };
   history: Table;
+  throttle: Table;
   metrics: [string, string][];
   chain: [string, string][];
   signatures: Table;
@@ -113,7 +116,8 @@ export function buildNoteModel(bundle: NoteBundle, verification: BundleVerificat
       header: ['at', 'event', 'actor', 'status', 'reason'],
       rows: runHistory(bundle).map((h) => [h.at, h.event, h.actor, h.status, h.reason]),
     },
-    metrics: metrics(bundle, reconBody),
+    throttle: throttleTable(bundle),
+    metrics: [...metrics(bundle, reconBody), ...throttleMetrics(bundle)],
     chain: [
       ['Audit slice', `seq ${str(bundle.audit[0]?.seq)} to ${str(exported?.seq)} (${bundle.audit.length} entries)`],
       ['Chain head', `${str(exported?.hash)} (seq ${str(exported?.seq)}, ${str(exported?.event)})`],

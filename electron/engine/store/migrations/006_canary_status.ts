@@ -10,8 +10,8 @@ import type { Migration } from './migration.ts';
  *
  * **Important**: once released, never edit this SQL (see 001_initial).
  */
-export const migration005: Migration = {
-  version: 5,
+export const migration006: Migration = {
+  version: 6,
   name: 'canary_status',
   foreignKeysOff: true,
   sql: `

@@ -1,6 +1,6 @@
 /**
- * Migration 005 (canary and abandoned run statuses) rebuilds `runs`, which partitions, evidence
- * and imported archives reference: migrated from version 4 with data in every referencing table,
+ * Migration 006 (canary and abandoned run statuses) rebuilds `runs`, which partitions, evidence
+ * and imported archives reference: migrated from version 5 with data in every referencing table,
  * nothing is lost or cascaded away, the new statuses are accepted and others still refused, the
  * indexes are back, and foreign keys are on again afterwards.
  */
@@ -11,10 +11,10 @@ import { MIGRATIONS, migrateDatabase, StoreError, type Migration } from '../../e
 const clock = () => new Date('2026-11-30T12:00:00.000Z');
 const upTo = (v: number): Migration[] => MIGRATIONS.filter((m) => m.version <= v);
 
-function version4WithARun(): Database.Database {
+function version5WithARun(): Database.Database {
   const db = new Database(':memory:');
   db.pragma('foreign_keys = ON');
-  migrateDatabase(db, { file: 'v4.db', migrations: upTo(4), clock });
+  migrateDatabase(db, { file: 'v5.db', migrations: upTo(5), clock });
   db.exec(`
     INSERT INTO plans VALUES ('p1', 'bf-1', 'job', '{}', '2026-01-01T00:00:00.000Z');
     INSERT INTO runs (run_id, job_name, plan_hash, job_hash, kind, status, partitions_total, created_at, updated_at)
@@ -25,10 +25,10 @@ function version4WithARun(): Database.Database {
   return db;
 }
 
-describe('migration 005: canary and abandoned run statuses', () => {
+describe('migration 006: canary and abandoned run statuses', () => {
   it('keeps every run and every row that references one, and foreign keys stay on', () => {
-    const db = version4WithARun();
-    expect(migrateDatabase(db, { file: 'v4.db', clock })).toMatchObject({ from: 4, to: 5, applied: ['005_canary_status'] });
+    const db = version5WithARun();
+    expect(migrateDatabase(db, { file: 'v5.db', clock })).toMatchObject({ from: 5, to: 6, applied: ['006_canary_status'] });
     expect(db.prepare('SELECT run_id, status, partitions_total FROM runs').all()).toEqual([
       { run_id: 'bf-1', status: 'halted', partitions_total: 2 },
     ]);
@@ -42,8 +42,8 @@ describe('migration 005: canary and abandoned run statuses', () => {
   });
 
   it('accepts canary and abandoned, still refuses an unknown status, and has its indexes back', () => {
-    const db = version4WithARun();
-    migrateDatabase(db, { file: 'v4.db', clock });
+    const db = version5WithARun();
+    migrateDatabase(db, { file: 'v5.db', clock });
     for (const status of ['canary', 'abandoned']) db.prepare('UPDATE runs SET status = ? WHERE run_id = ?').run(status, 'bf-1');
     expect(() => db.prepare('UPDATE runs SET status = ? WHERE run_id = ?').run('bogus', 'bf-1')).toThrow(/CHECK constraint/);
     const plan = db.prepare("EXPLAIN QUERY PLAN SELECT * FROM runs WHERE job_name = 'job' ORDER BY created_at").all() as {
@@ -60,19 +60,19 @@ describe('migration 005: canary and abandoned run statuses', () => {
   });
 
   it('refuses to commit a rebuild that would break a foreign key, and leaves foreign keys on', () => {
-    const db = version4WithARun();
-    const dropsRuns: Migration = { version: 5, name: 'drops_runs', foreignKeysOff: true, sql: 'DELETE FROM runs;' };
+    const db = version5WithARun();
+    const dropsRuns: Migration = { version: 6, name: 'drops_runs', foreignKeysOff: true, sql: 'DELETE FROM runs;' };
     let err: unknown;
     try {
-      migrateDatabase(db, { file: 'v4.db', migrations: [...upTo(4), dropsRuns], clock });
+      migrateDatabase(db, { file: 'v5.db', migrations: [...upTo(5), dropsRuns], clock });
     } catch (e) {
       err = e;
     }
     expect(err).toBeInstanceOf(StoreError);
     expect((err as StoreError).message).toBe(
-      'could not apply the migrations to v4.db: 3 row(s) would break a foreign key (e.g. evidence row 1 → runs). Nothing was changed; the database stays at schema version 4.',
+      'could not apply the migrations to v5.db: 3 row(s) would break a foreign key (e.g. evidence row 1 → runs). Nothing was changed; the database stays at schema version 5.',
     );
-    expect(db.pragma('user_version', { simple: true })).toBe(4);
+    expect(db.pragma('user_version', { simple: true })).toBe(5);
     expect(db.prepare('SELECT count(*) FROM runs').pluck().get()).toBe(1);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     db.close();
