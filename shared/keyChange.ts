@@ -199,3 +199,8 @@ export function sampleDelta(columns: readonly string[], s: KeyRowSample, column:
   if (i < 0) return null;
   return subDecimal(s.after?.[i] ?? '0', s.before?.[i] ?? '0');
 }
+
+/** Changed keys in key order, so a reader scans them like a table. */
+export function sortSample<T extends KeyRowSample>(rows: T[]): T[] {
+  return rows.sort((x, y) => JSON.stringify(x.key).localeCompare(JSON.stringify(y.key)));
+}

@@ -267,6 +267,15 @@ describe.each([
     }
   });
 
+  it('one target over every day in turn (across servers, later days read every digest at once) still matches the oracle', async () => {
+    const t = target({ across });
+    try {
+      for (const day of DAYS) expectMatches(await t.changeByKey(partition(day), { sampleLimit: 50 }), expected(day, mart));
+    } finally {
+      await t.close();
+    }
+  });
+
   it("scenario 1's day: totals equal, yet 'damaged' is added and 'other' changes — by exactly the damaged refunds", async () => {
     const t = target({ across });
     try {
