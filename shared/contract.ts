@@ -28,6 +28,8 @@ const byRun = z.strictObject({ runId });
 const identityName = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be lowercase letters, digits, ".", "_" or "-" (at most 64)');
 const passphrase = z.string().min(1, 'must not be empty').max(1024);
 const comment = z.string().max(2000);
+/** the operator's words for the incident note: paragraphs are fine */
+const closingComment = z.string().max(20_000);
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
 const scenarioId = z.number().int('must be a scenario number (1, 2, …)').positive('must be a scenario number (1, 2, …)').max(999);
 
@@ -80,8 +82,13 @@ export const CALLS = {
   'run:pause': call(byRun)<{ requested: boolean }>(),
   'run:stop': call(byRun)<{ requested: boolean }>(),
   'run:compare': call(byRun)<T.ComparisonView>(),
-  'run:close': call(z.strictObject({ runId, comment }))<T.CloseView>(),
-  'run:note': call(z.strictObject({ runId, format: z.enum(['md', 'html']) }))<T.ExportedFile>(),
+  /** `signer` + `passphrase`: whose key signs the note's head (the chain's checkpoint), asked at Close */
+  'run:close': call(
+    z.strictObject({ runId, comment: closingComment, signer: identityName.optional(), passphrase: passphrase.optional() }),
+  )<T.CloseView>(),
+  'run:note': call(
+    z.strictObject({ runId, format: z.enum(['md', 'html']), signer: identityName.optional(), passphrase: passphrase.optional() }),
+  )<T.ExportedFile>(),
 
   'history:list': call(
     z.strictObject({

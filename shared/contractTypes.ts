@@ -2,6 +2,8 @@
  * What the engine hands the renderer through the contract (shared/contract.ts): plain JSON,
  * no secrets, no engine classes. Row shapes of the store stay in the engine; these are views.
  */
+import type { Approval } from './approval.ts';
+import type { KeyChange, KeyChangeTotals } from './keyChange.ts';
 import type { RedFlag } from './redFlags.ts';
 import type { Job, Unit } from './schemas.ts';
 import type { StepView } from './runbookSteps.ts';
@@ -155,7 +157,10 @@ export interface DryRunView {
   summary: string;
   downstream: string[];
   target: string;
-  rows: { key: string; source: Measures; target: Measures; change: Measures }[];
+  /** `source` is what the partition holds after the run (recomputed), `target` what it holds now */
+  rows: { key: string; source: Measures; target: Measures; change: Measures; keys?: KeyChange }[];
+  /** the change by key over every partition; null where the target cannot measure it (S3) */
+  keys: KeyChangeTotals | null;
   createdAt: string;
 }
 
@@ -174,6 +179,8 @@ export interface SignoffView {
   /** why each recorded sign-off does not count (four eyes, changed plan…) */
   problems: string[];
   planHash: string;
+  /** what a sign-off of this plan approves, restated (the same as in the request file) */
+  approves: Approval;
 }
 
 export interface IdentityView {
@@ -214,6 +221,8 @@ export interface ComparisonRow {
   difference: number | null;
   ok: boolean;
   problems: string[];
+  /** what the run changed in this partition, by key: the partition now against its snapshot */
+  keys?: KeyChange;
 }
 
 export interface ComparisonView {
@@ -221,13 +230,19 @@ export interface ComparisonView {
   reconciliationEvidenceId: number | null;
   ok: boolean;
   rows: ComparisonRow[];
+  /** what the run changed by key (against the snapshot), and what the dry run predicted */
+  keys: { actual: KeyChangeTotals | null; predicted: KeyChangeTotals | null; why: string | null };
   createdAt: string;
 }
 
 export interface CloseView {
   evidenceId: number;
   summary: [string, string][];
+  /** the incident note as exported at Close, in Markdown and HTML (one export, one head) */
   note: ExportedFile;
+  html: ExportedFile;
+  /** who signed the note's head, or null when nobody did */
+  signedBy: string | null;
 }
 
 export interface HistoryPage {

@@ -114,7 +114,7 @@ describe('a signed manual-tier run', () => {
     await cli(ws, ['export', '--run-id', 'bf-good', '--format', 'json', '--out', json, '--identity', 'bob', ...P]);
     const text = readFileSync(md, 'utf8');
     for (const heading of NOTE_SECTIONS) expect(text).toContain(`## ${heading}`);
-    expect(text).toMatch(/- \*\*Signed off by:\*\* alice \(lead, 20\d\d-/);
+    expect(text).toMatch(/- \*\*Signed off by:\*\* alice \(lead\) at 20\d\d-/);
     expect(text).toContain('- **Executed by:** bob');
     expect(text).toContain('- [x] **Lead sign-off**');
     expect(text).toContain('“dry run shows +0 rows: safe” — signature verified');

@@ -129,8 +129,8 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
       pause: ({ runId }) => executions.pause(runId),
       stop: ({ runId }) => executions.stop(runId),
       compare: ({ runId }) => compareStep(scope(), runId),
-      close: ({ runId, comment }) => closeStep(scope(), runId, comment),
-      note: ({ runId, format }) => noteFile(scope(), runId, format),
+      close: (args) => closeStep(scope(), args),
+      note: ({ runId, format, signer, passphrase }) => noteFile(scope(), runId, format, signer, passphrase),
     },
     history: {
       list: (q) => listRuns(current.store, q),
