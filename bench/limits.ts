@@ -4,7 +4,7 @@
  *   (limits) job parse   loadJob of the largest accepted job file (LIMITS.yamlTokens tokens of
  *                        the shape the parser is slowest on), as the app's main process runs it,
  *                        warm: the median and the slowest of the rounds — target < 50 ms, "a
- *                        moment"; the DESIGN example job, measured the same way, is the baseline.
+ *                        moment"; the design example job (docs/design.md §4), measured the same way, is the baseline.
  *   (limits) verify      `run-backfill verify` of the largest accepted bundle (just under
  *                        LIMITS.bundleBytes, one signed run of many partitions), wall time and
  *                        peak RSS of the CLI — targets < 20 s and < 1 GiB; a one-partition
@@ -80,7 +80,7 @@ function jobParse(line: Line, dir: string, n: number): void {
     '< 50 ms',
     med(big) < 50,
     `${yamlTokens(largest).toLocaleString('en-US')} tokens, ${showBytes(Buffer.byteLength(largest))}; slowest ${Math.max(...big).toFixed(1)} ms, first (cold) ${first.toFixed(0)} ms; ` +
-      `÷ DESIGN example job ${med(small).toFixed(2)} ms = ${(med(big) / med(small)).toFixed(0)}; a 50 MB job refused in ${refusal.toFixed(1)} ms`,
+      `÷ the example job ${med(small).toFixed(2)} ms = ${(med(big) / med(small)).toFixed(0)}; a 50 MB job refused in ${refusal.toFixed(1)} ms`,
   );
 }
 

@@ -1,5 +1,5 @@
 /**
- * The IPC contract (DESIGN §3): the ONLY place a channel is named. Every call the renderer can
+ * The IPC contract (docs/design.md §3): the ONLY place a channel is named. Every call the renderer can
  * make, with a zod schema for its input and the type of its result; the events main sends.
  * From this one list the preload builds `window.runbook`, main registers its handlers and the
  * browser mode's server (electron/browser) serves the same handlers over loopback HTTP.

@@ -1,4 +1,4 @@
-// Red flags in a backfill plan (DESIGN §1, source article 004). A `block` flag refuses the run
+// Red flags in a backfill plan (docs/design.md §1, source article 004). A `block` flag refuses the run
 // (CLI exit code 4); a `warn` flag is shown and recorded but lets the run go ahead.
 import { looksLikeBoundary } from './partitions.ts';
 import type { Job, Plan } from './schemas.ts';

@@ -1,5 +1,5 @@
 /**
- * The runbook's seven steps (DESIGN §1, source article 001) and when each is unlocked: only
+ * The runbook's seven steps (docs/design.md §1, source article 001) and when each is unlocked: only
  * when the one before it holds. Pure, so the engine decides it (the renderer only shows it)
  * and tests can walk every case. A step the build cannot perform says so plainly and is
  * passed over rather than faked.

@@ -1,4 +1,4 @@
-// The files users write (DESIGN §4): connections config, jobs and plans.
+// The files users write (docs/design.md §4): connections config, jobs and plans.
 // Objects are strict, so a misspelt field is an error rather than a silently ignored setting.
 // Defaults use .prefault so nested defaults apply: an omitted `throttle` equals `throttle: {}`,
 // which matters because a plan's hash is taken after defaults are filled in.
@@ -225,7 +225,7 @@ const s3Location = {
   path: s3PathSchema,
   /** The automated pipeline's prefix (its daily ETL lists it): a backfill never writes raw data there. */
   prefix: s3PrefixSchema.optional(),
-  /** The prefix kept for data recovered by hand, beside the automated one (DESIGN §1, seed 000). */
+  /** The prefix kept for data recovered by hand, beside the automated one (docs/design.md §1, seed 000). */
   backfill_prefix: s3PrefixSchema.optional(),
   /** How the partition's objects are encoded. */
   format: z.enum(['jsonl', 'csv', 'parquet']).default('jsonl'),

@@ -1,4 +1,4 @@
-// The automation tier (DESIGN §1, source article 001): how much a person must do.
+// The automation tier (docs/design.md §1, source article 001): how much a person must do.
 //   manual     billing or settlement data, data sent to an external partner, or a range over 30 days
 //   auto       idempotency proven on record, range at most 7 days, nothing downstream aggregates it
 //   semi-auto  everything in between: a person triggers and approves a dry run, the system executes

@@ -1,5 +1,5 @@
 /**
- * Browser mode's server (DESIGN §3): the app's own handlers (electron/main/handlers, the same
+ * Browser mode's server (docs/design.md §3): the app's own handlers (electron/main/handlers, the same
  * contract, the same engine) served on loopback HTTP, the Vite-built renderer beside them, and
  * the `window.runbook` bridge (pageBridge.ts, built to a script by scripts/build-node.mjs) so
  * any browser drives the real UI. `npm start` serves it where Electron's binary is missing; the

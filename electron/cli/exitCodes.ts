@@ -1,6 +1,6 @@
 import type { ErrorKind } from '../engine/classifyError.ts';
 
-/** DESIGN §5. Scripts rely on these numbers: never renumber. */
+/** docs/design.md §5. Scripts rely on these numbers: never renumber. */
 export const EXIT = {
   /** done and validated */
   ok: 0,

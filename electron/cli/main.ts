@@ -1,6 +1,6 @@
 /**
  * `run-backfill`: a thin shell over engine/. Parses flags, opens the local store, and maps
- * every outcome to the exit codes of DESIGN §5. Start-up loads commander and the one command
+ * every outcome to the exit codes of docs/design.md §5. Start-up loads commander and the one command
  * module the command line names (commands/index.ts); the engine comes with the command's action.
  */
 import { Command, CommanderError } from 'commander';

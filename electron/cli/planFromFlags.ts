@@ -1,6 +1,6 @@
 /**
  * The plan of a run from command-line flags, flags checked against a saved plan file (a flag
- * that contradicts the plan is an error, never a silent override: DESIGN §5), and the plan
+ * that contradicts the plan is an error, never a silent override: docs/design.md §5), and the plan
  * changes a resume asks for — all from the one table of plan flags (runFlags.ts).
  */
 import { userInfo } from 'node:os';

@@ -1,5 +1,5 @@
 /**
- * The ambiguous commit (DESIGN §6 step 5): COMMIT reached the server but its answer never
+ * The ambiguous commit (docs/design.md §6 step 5): COMMIT reached the server but its answer never
  * came back. The target's marker decides — the partition is neither redone nor lost.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';

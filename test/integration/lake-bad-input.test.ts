@@ -238,8 +238,10 @@ write_mode: overwrite-partition
       let timer: NodeJS.Timeout | undefined;
       run.child.stdout?.on('data', (d: Buffer) => {
         seen += d.toString();
-        if (timer === undefined && seen.includes('Starting run run-kill')) timer = setTimeout(resolve, 1500);
-        if (seen.includes('2026-01-20T00')) {
+        const started = seen.indexOf('Starting run run-kill');
+        if (timer === undefined && started !== -1) timer = setTimeout(resolve, 1500);
+        // The partition named after the run is on record (the plan's own line names it too, earlier).
+        if (started !== -1 && seen.indexOf('2026-01-20T00', started) !== -1) {
           clearTimeout(timer);
           setTimeout(resolve, 400);
         }

@@ -1,5 +1,5 @@
 /**
- * One partition's write (DESIGN §6) with the source side of the validation rules read beside
+ * One partition's write (docs/design.md §6) with the source side of the validation rules read beside
  * the write — on a second connection in the write's exported snapshot (pushdown), or in the
  * COPY's own source transaction (cross-server): a mismatch still rolls back, the source side
  * sees exactly the data that was written, stop-now cancels every connection, none is left open.

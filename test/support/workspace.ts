@@ -63,7 +63,7 @@ export function runCli(ws: Workspace, args: string[]): Promise<CliResult> {
   return startCli(ws, args).done;
 }
 
-/** The DESIGN §4 example job, pointed at a test database. */
+/** The docs/design.md §4 example job, pointed at a test database. */
 export function orderMartJob(
   opts: { name?: string; table?: string; mode?: string; source?: string; target?: string; billing?: boolean; extra?: string } = {},
 ): string {

@@ -5,7 +5,7 @@ import type { KeyChange } from '../../../shared/keyChange.ts';
 /** Counts and sums of one side of a partition: `{ rows: 120, paid_amount: "4410.50" }`. */
 export type Measures = Record<string, string | number | null>;
 
-/** What the target holds as proof that a partition was published (DESIGN §6 step 4). */
+/** What the target holds as proof that a partition was published (docs/design.md §6 step 4). */
 export interface PartitionMark {
   partitionKey: string;
   runId: string;

@@ -1,6 +1,7 @@
 import type { DryRunRow, PartitionTarget } from '../executor/types.ts';
 import type { Store } from '../store/index.ts';
 import type { PreparedPlan } from './prepare.ts';
+import { checkJobSql } from '../sql/jobSql.ts';
 
 export interface DryRunResult {
   rows: DryRunRow[];
@@ -17,9 +18,12 @@ export async function dryRun(
   store: Store,
   onRow?: (row: DryRunRow, index: number) => void,
 ): Promise<DryRunResult> {
-  await target.prepare();
   const rows: DryRunRow[] = [];
   try {
+    await checkJobSql(prepared.job);
+    // Inside the try: a dry run that fails while preparing (bad SQL, a missing table) still
+    // closes every session it opened, so the CLI exits and the server keeps no session of ours.
+    await target.prepare();
     for (const [index, partition] of prepared.partitions.entries()) {
       const row = await target.measure(partition);
       rows.push(row);

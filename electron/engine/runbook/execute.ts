@@ -72,20 +72,21 @@ export async function openExecution(req: ExecutionRequest): Promise<Execution> {
   const target = openTarget(config, prepared.job, plan.write_mode, req.env, store);
   try {
     await target.prepare();
+    if (!run) recordRun(store, prepared, actor, req.sandbox);
+    // Recorded once the lease is ours: a resume refused because another executor drives the run
+    // must not retune that executor behind its back.
+    const onLeased = retune
+      ? () => {
+          store.runs.updateSettings(runId, retune.settings, actor, { summary: retune.summary, via: 'resume' });
+          req.onRetuned?.(retune.summary);
+        }
+      : undefined;
+    return { status: 'ready', runner: createRunner({ ...req, config, job: prepared.job, plan, target, onLeased }) };
   } catch (err) {
+    // Nothing opened here survives a refusal: the target's sessions close before the error leaves.
     await target.close();
     throw err;
   }
-  if (!run) recordRun(store, prepared, actor, req.sandbox);
-  // Recorded once the lease is ours: a resume refused because another executor drives the run
-  // must not retune that executor behind its back.
-  const onLeased = retune
-    ? () => {
-        store.runs.updateSettings(runId, retune.settings, actor, { summary: retune.summary, via: 'resume' });
-        req.onRetuned?.(retune.summary);
-      }
-    : undefined;
-  return { status: 'ready', runner: createRunner({ ...req, config, job: prepared.job, plan, target, onLeased }) };
 }
 
 interface RunnerSetup {

@@ -12,6 +12,7 @@ import type { SanityReport } from '../safety/sanity.ts';
 import { sanityGate } from '../safety/sanityGate.ts';
 import { signoffGate } from './signoffGate.ts';
 import { prefixGate } from './prefixGate.ts';
+import { checkJobSql } from '../sql/jobSql.ts';
 
 export interface GateContext {
   prepared: PreparedPlan;
@@ -33,6 +34,8 @@ const redFlagGate: Gate = ({ prepared }) => blocking(prepared.flags).map((f) => 
 export const GATES: readonly Gate[] = [redFlagGate, sanityGate, signoffGate, prefixGate];
 
 export async function checkExecutionGates(ctx: GateContext, gates: readonly Gate[] = GATES): Promise<void> {
+  // Not a gate but bad input (exit 2), before any gate touches a server: SQL that could write.
+  await checkJobSql(ctx.prepared.job);
   const reasons: string[] = [];
   for (const gate of gates) reasons.push(...(await gate(ctx)));
   if (reasons.length > 0) throw new GateError(`refused: ${reasons.length} gate(s) block this run`, reasons);

@@ -1,5 +1,5 @@
 /**
- * The daily-ETL guard (DESIGN §1, seed 000): raw data recovered by a backfill must never land
+ * The daily-ETL guard (docs/design.md §1, seed 000): raw data recovered by a backfill must never land
  * under the automated export's prefix, where the daily ETL would silently process it again and
  * duplicate records in the refined layer. A plan whose S3 target would write there is refused,
  * with the prefix to use instead.

@@ -1,5 +1,5 @@
 /**
- * Four eyes (DESIGN §1, source article 001): a manual-tier run executes only with a valid
+ * Four eyes (docs/design.md §1, source article 001): a manual-tier run executes only with a valid
  * sign-off on record from a registered lead who is not the operator, over exactly this plan.
  * Every sign-off that does not count says why, so the operator knows what to fix.
  */

@@ -11,6 +11,7 @@ import { openTarget } from '../runbook/prepare.ts';
 import type { Store } from '../store/index.ts';
 import { PostgresPartitionTarget } from '../targets/postgres/partitionTarget.ts';
 import { shiftBoundary } from './window.ts';
+import { checkJobSql } from '../sql/jobSql.ts';
 
 export interface IdempotencyProof {
   jobHash: string;
@@ -36,6 +37,7 @@ export async function proveIdempotency(o: {
     to: '--partition',
   });
   if (!partition) throw new InputError(`--partition ${o.partition} names no partition`, { field: '--partition', value: o.partition });
+  await checkJobSql(o.job);
   const target = openTarget(o.config, o.job, o.writeMode, o.env, o.store);
   if (!(target instanceof PostgresPartitionTarget)) {
     await target.close();

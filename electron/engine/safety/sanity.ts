@@ -3,6 +3,7 @@
  * A pipeline "fixed" and rerun on a still-contaminated source produces the same wrong result.
  * Each rule gives a value and its threshold; a failing `fail` rule blocks the run (exit 4).
  */
+import { checkJobSql } from '../sql/jobSql.ts';
 import type { Partition } from '../../../shared/partitions.ts';
 import { partitionRange } from '../../../shared/partitions.ts';
 import type { Config, QualityRule, Unit } from '../../../shared/schemas.ts';
@@ -41,6 +42,7 @@ export async function runSanityChecks(
   env: NodeJS.ProcessEnv = process.env,
 ): Promise<SanityReport> {
   const { job, partitions } = prepared;
+  await checkJobSql(job);
   const results: SanityResult[] = [];
   if (job.quality.length > 0) {
     const source = postgresEndpoint(config, job.source.connection, 'source.connection', env);
@@ -110,7 +112,7 @@ async function evaluate(
       return result(rule, `freshness(${rule.table}.${rule.time_column})`, age, `≤ ${rule.max_age_minutes} min`, ok, text);
     }
     case 'custom_sql': {
-      const value = await probe.scalar(rule.sql, whole(partitions));
+      const value = await probe.scalar(rule.sql, whole(partitions), `${field}.sql`);
       const ok = value !== null && (rule.min === undefined || value >= rule.min) && (rule.max === undefined || value <= rule.max);
       const bounds = [rule.min !== undefined ? `≥ ${rule.min}` : '', rule.max !== undefined ? `≤ ${rule.max}` : '']
         .filter(Boolean)

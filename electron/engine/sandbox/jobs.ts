@@ -1,4 +1,4 @@
-/** The job files a sandbox workspace starts with: the same shape users write (DESIGN §4). */
+/** The job files a sandbox workspace starts with: the same shape users write (docs/design.md §4). */
 
 /**
  * The refine step (DuckDB SQL over `source`, one raw hour): parse the raw event, derive its
@@ -55,7 +55,7 @@ validation:
 }
 
 export const SANDBOX_JOBS: Record<string, string> = {
-  'order-daily-mart': `# Daily orders and paid amount per customer (DESIGN.md §4's example).
+  'order-daily-mart': `# Daily orders and paid amount per customer (docs/design.md §4's example).
 name: order-daily-mart
 unit: day
 timezone: UTC

@@ -1,8 +1,9 @@
 /**
- * Snapshot before overwrite (DESIGN §1, the manual checklist's first step) and its restore,
+ * Snapshot before overwrite (docs/design.md §1, the manual checklist's first step) and its restore,
  * for either kind of target: an S3 partition by server-side copy, a Postgres partition into the
  * `backfill_runbook_snapshots` schema. Each snapshot and each restore is kept as evidence.
  */
+import { checkJobSql } from '../sql/jobSql.ts';
 import type { Partition } from '../../../shared/partitions.ts';
 import type { Config, Job } from '../../../shared/schemas.ts';
 import { InputError } from '../../../shared/errors.ts';
@@ -61,6 +62,9 @@ export interface SnapshotEvidenceBody {
 export async function takeSnapshot(scope: SnapshotScope, onPartition?: (row: PartitionSnapshotRow) => void): Promise<SnapshotOutcome> {
   const started = Date.now();
   const { job, runId, partitions } = scope;
+  // The snapshot runs none of the job's SQL, but a job that holds SQL which could write is
+  // refused by every command alike (exit 2), before anything is copied.
+  await checkJobSql(job);
   const env = scope.env ?? process.env;
   const rows: PartitionSnapshotRow[] = [];
   let location: string;

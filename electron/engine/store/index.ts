@@ -1,4 +1,4 @@
-// The local store (DESIGN §7): one SQLite file, migrated on open, reached through repositories.
+// The local store (docs/design.md §7): one SQLite file, migrated on open, reached through repositories.
 export { openStore, type Store, type StoreOptions } from './open.ts';
 export { StoreError, type StoreErrorCode } from './errors.ts';
 export { migrateDatabase, type MigrationOutcome } from './migrate.ts';

@@ -70,7 +70,7 @@ export function openStore(file: string, options: StoreOptions = {}): Store {
     if (!isMemory(file)) db.pragma('journal_mode = WAL');
     // FULL even in WAL: a published partition must survive a power cut once recorded.
     // NORMAL in WAL mode survives any process crash; only a power cut can lose the last
-    // commits, and those are recovered from the target's markers on resume (DESIGN §6).
+    // commits, and those are recovered from the target's markers on resume (docs/design.md §6).
     db.pragma('synchronous = NORMAL');
     db.pragma('foreign_keys = ON');
     const { to } = migrateDatabase(db, { file, clock, migrations });

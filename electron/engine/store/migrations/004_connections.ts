@@ -1,7 +1,7 @@
 import type { Migration } from './migration.ts';
 
 /**
- * Connections added in the app (DESIGN §4: "in the app, stored in SQLite"). The non-secret
+ * Connections added in the app (docs/design.md §4: "in the app, stored in SQLite"). The non-secret
  * settings are JSON in the shape of backfill.config.yaml's entries; the password is only ever
  * ciphertext, encrypted by Electron's safeStorage in the main process (or the harness's own
  * key), with the backend that made it so a plain-text-backed secret can be told apart.

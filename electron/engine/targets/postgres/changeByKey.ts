@@ -11,7 +11,7 @@
  * No partition is read into this process: the join runs on the server, and bisection reads
  * only digests of the ranges whose checksums differ. The job's SQL passes the user-SQL guard
  * before it is composed (checkReadOnlySelect) and runs through userQuery inside
- * readOnlyTransaction, so nothing here can write.
+ * a READ ONLY transaction (pool.read), so nothing here can write.
  */
 import type { Partition } from '../../../../shared/partitions.ts';
 import type { PostgresJob } from '../../../../shared/schemas.ts';
@@ -46,7 +46,7 @@ import type { KeyChangeOptions } from '../../executor/types.ts';
 import { bisectPartition } from './keyBisection.ts';
 import type { ClientPool } from './pool.ts';
 import type { TargetShape } from './statements.ts';
-import { readOnlyTransaction, userQuery } from './userQuery.ts';
+import { userQuery } from './userQuery.ts';
 
 export interface KeyDiffContext {
   job: PostgresJob;
@@ -96,9 +96,9 @@ export class KeyDiff {
   static async prepare(ctx: KeyDiffContext): Promise<KeyDiff> {
     const { job, shape } = ctx;
     const origin = await KeyDiff.guard(job);
-    const facts = await withClient(ctx.targetPool, (c) => columnFacts(c, ctx.table));
+    const facts = await ctx.targetPool.use((c) => columnFacts(c, ctx.table));
     const byName = new Map(facts.map((f) => [f.name, f]));
-    const comparable = await withClient(ctx.targetPool, (c) => probeEquality(c, [...new Set(facts.map((f) => f.type))]));
+    const comparable = await ctx.targetPool.use((c) => probeEquality(c, [...new Set(facts.map((f) => f.type))]));
     const columns: DiffColumn[] = shape.columns.map((name) => {
       const f = byName.get(name);
       if (!f) throw new Error(`column ${name} is not in ${ctx.table.quoted}`);
@@ -160,11 +160,9 @@ export class KeyDiff {
       return change;
     }
     const after = sourceSideSql(job.source.query, this.diff);
-    return withClient(this.ctx.targetPool, (client) =>
-      readOnlyTransaction(client, (c) =>
-        this.join(partition.key, 'full outer join', after, before, options, (sql, p) =>
-          userQuery<Row>(c, sql, { ...params, ...p }, this.origin),
-        ),
+    return this.ctx.targetPool.read((c) =>
+      this.join(partition.key, 'full outer join', after, before, options, (sql, p) =>
+        userQuery<Row>(c, sql, { ...params, ...p }, this.origin),
       ),
     );
   }
@@ -173,14 +171,12 @@ export class KeyDiff {
   async againstSnapshot(partition: Partition, runId: string, options: KeyDiffOptions = {}): Promise<KeyChange> {
     const { table, shape } = this.ctx;
     const params = paramsOf(partition, runId);
-    return withClient(this.ctx.targetPool, (client) =>
-      readOnlyTransaction(client, async (c) => {
-        const snapshot = await snapshotTable(c, runId, `${table.schema}.${table.name}`, partition.key);
-        const after = tableSideSql(table.quoted, shape, this.diff);
-        const before = tableSideSql(snapshot, shape, this.diff);
-        return this.join(partition.key, 'against snapshot', after, before, options, (sql, p) => query<Row>(c, sql, { ...params, ...p }));
-      }),
-    );
+    return this.ctx.targetPool.read(async (c) => {
+      const snapshot = await snapshotTable(c, runId, `${table.schema}.${table.name}`, partition.key);
+      const after = tableSideSql(table.quoted, shape, this.diff);
+      const before = tableSideSql(snapshot, shape, this.diff);
+      return this.join(partition.key, 'against snapshot', after, before, options, (sql, p) => query<Row>(c, sql, { ...params, ...p }));
+    });
   }
 
   private base(partition: string, method: KeyChangeMethod): KeyChange {
@@ -367,17 +363,4 @@ async function snapshotTable(client: PgClient, runId: string, table: string, key
   if (!SNAPSHOT_TABLE.test(name))
     throw new Error(`the snapshot of ${table} partition ${key} names an unexpected table ${JSON.stringify(name)}`);
   return name;
-}
-
-export async function withClient<T>(pool: ClientPool, fn: (client: PgClient) => Promise<T>): Promise<T> {
-  const client = await pool.acquire();
-  let broken = false;
-  try {
-    return await fn(client);
-  } catch (err) {
-    broken = true;
-    throw err;
-  } finally {
-    pool.release(client, broken);
-  }
 }

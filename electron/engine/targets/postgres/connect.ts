@@ -191,6 +191,15 @@ export async function query<T = Record<string, unknown>>(
   };
 }
 
+/**
+ * A text sent as it is — no `:name` binding, for a PREPARE whose body holds its own `$n` — over
+ * the extended protocol like query(): one statement, whatever the text says.
+ */
+export async function queryText(client: PgClient, text: string): Promise<void> {
+  const config: ExtendedQuery = { text, values: [], queryMode: 'extended' };
+  await client.query(config);
+}
+
 /** A statement with its `:name` parameters (see bindNamed). */
 export interface Statement {
   sql: string;

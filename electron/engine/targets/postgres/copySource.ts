@@ -6,9 +6,10 @@
  * the query is PREPAREd once and pg_prepared_statements tells each parameter's type. This works
  * on a read-only replica too (no temp tables).
  */
+import { parsePg } from '../../sql/pgParse.ts';
 import { bindNamed } from './sql.ts';
 import type { PgClient } from './connect.ts';
-import { query } from './connect.ts';
+import { query, queryText } from './connect.ts';
 import { sourceAsTable } from './statements.ts';
 
 export interface CopySource {
@@ -22,6 +23,10 @@ export interface CopySource {
 
 const PARAMS = ['partition_start', 'partition_end', 'run_id'] as const;
 
+/**
+ * In the caller's READ ONLY transaction. The source query has passed the user-SQL guard
+ * (checkReadOnlySelect) before it gets here.
+ */
 export async function prepareCopySource(client: PgClient, sourceQuery: string, selectList: string, binary = false): Promise<CopySource> {
   const select = `SELECT ${selectList} FROM ${sourceAsTable(sourceQuery)}`;
   const placeholders = new Map<number, string>();
@@ -32,7 +37,8 @@ export async function prepareCopySource(client: PgClient, sourceQuery: string, s
     },
   });
   const statement = `bf_probe_${process.pid}_${Date.now()}`;
-  await client.query(`PREPARE ${statement} AS ${bound.text}`);
+  // Extended protocol, as every text holding a user's SQL: one statement, whatever the text says.
+  await queryText(client, `PREPARE ${statement} AS ${bound.text}`);
   let types: string[];
   try {
     const r = await query<{ types: string[] }>(
@@ -54,7 +60,23 @@ export async function prepareCopySource(client: PgClient, sourceQuery: string, s
       return `(current_setting('backfill_runbook.p_${name}')::${types[index - 1] ?? 'text'})`;
     },
   });
-  return { copySql: `COPY (${rewritten.text}) TO STDOUT${binary ? ' (FORMAT binary)' : ''}`, binary, names: [...new Set(names)] };
+  const copySql = `COPY (${rewritten.text}) TO STDOUT${binary ? ' (FORMAT binary)' : ''}`;
+  await assertOneCopy(copySql);
+  return { copySql, binary, names: [...new Set(names)] };
+}
+
+/**
+ * **Important**: COPY … TO STDOUT goes over the simple protocol (pg-copy-streams), which would
+ * run every statement a text holds. The source query inside it passed the guard on its own;
+ * this makes sure the composed text is still exactly one COPY of a query to STDOUT.
+ */
+async function assertOneCopy(copySql: string): Promise<void> {
+  const tree = await parsePg(copySql, []);
+  const stmts = tree.stmts ?? [];
+  const copy = (stmts[0]?.stmt as { CopyStmt?: { is_from?: boolean; filename?: string; is_program?: boolean } } | undefined)?.CopyStmt;
+  if (stmts.length !== 1 || !copy || copy.is_from || copy.filename || copy.is_program) {
+    throw new Error(`the composed COPY of the source query is not one COPY … TO STDOUT (${stmts.length} statements): refused`);
+  }
 }
 
 /** FirstNormalObjectId: OIDs below it were assigned by initdb and name the same type on every server. */

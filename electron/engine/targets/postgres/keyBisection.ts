@@ -13,7 +13,7 @@ import type { SqlOrigin } from '../../sql/readOnlySelect.ts';
 import { keyDetailsSql, rangeDigestsSql, rangeSumsSql, sideTotalsSql, type DiffShape } from './changeByKeySql.ts';
 import { query, type PgClient } from './connect.ts';
 import type { ClientPool } from './pool.ts';
-import { readOnlyTransaction, userQuery } from './userQuery.ts';
+import { userQuery } from './userQuery.ts';
 
 /** A range is compared row by row (digests) once neither side holds more rows than this. */
 const LEAF_ROWS = 2000;
@@ -69,23 +69,14 @@ export async function bisectPartition(args: BisectArgs): Promise<{ change: KeyCh
   return onSide(args, args.source, (after) => onSide(args, args.target, (before) => bisect(args, after, before)));
 }
 
-/** `fn` with a runner for one side, inside that side's READ ONLY transaction. */
-async function onSide<T>(args: BisectArgs, side: Side, fn: (run: Run) => Promise<T>): Promise<T> {
-  const client = await side.pool.acquire();
-  let broken = false;
-  try {
-    return await readOnlyTransaction(client, (c: PgClient) =>
-      fn(async (sql, params) => {
-        const all = { ...args.params, ...params };
-        return (side.user ? await userQuery<Row>(c, sql, all, args.origin) : await query<Row>(c, sql, all)).rows;
-      }),
-    );
-  } catch (err) {
-    broken = true;
-    throw err;
-  } finally {
-    side.pool.release(client, broken);
-  }
+/** `fn` with a runner for one side, inside that side's READ ONLY transaction (one snapshot for every level). */
+function onSide<T>(args: BisectArgs, side: Side, fn: (run: Run) => Promise<T>): Promise<T> {
+  return side.pool.read((c: PgClient) =>
+    fn(async (sql, params) => {
+      const all = { ...args.params, ...params };
+      return (side.user ? await userQuery<Row>(c, sql, all, args.origin) : await query<Row>(c, sql, all)).rows;
+    }),
+  );
 }
 
 async function bisect(args: BisectArgs, after: Run, before: Run): Promise<{ change: KeyChange; spread: boolean }> {

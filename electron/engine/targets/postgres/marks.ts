@@ -1,6 +1,6 @@
 /**
  * `backfill_runbook.partition_marks` on the target: one row per (table, partition), written in
- * the same transaction as the partition's data (DESIGN §6 step 4). It is the truth on resume:
+ * the same transaction as the partition's data (docs/design.md §6 step 4). It is the truth on resume:
  * a commit whose acknowledgement was lost is found here, not redone blindly.
  */
 import { InputError } from '../../../../shared/errors.ts';
@@ -56,7 +56,13 @@ interface MarkRow {
   published_at: Date;
 }
 
+/**
+ * The markers of `keys`; none when the marker table does not exist yet (a target nothing was
+ * ever published to, which a dry run must leave exactly so: it never creates the table).
+ */
 export async function readMarks(client: PgClient, targetTable: string, keys: readonly string[]): Promise<Map<string, PartitionMark>> {
+  const exists = await query<{ t: string | null }>(client, `SELECT to_regclass('backfill_runbook.partition_marks')::text AS t`, {});
+  if (!exists.rows[0]?.t) return new Map();
   const result = await query<MarkRow>(
     client,
     `SELECT partition_key, run_id, plan_hash, attempt, rows_written, checksum, published_at

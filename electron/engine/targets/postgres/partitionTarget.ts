@@ -1,5 +1,5 @@
 /**
- * A Postgres table as a partition target: DESIGN §6 step by step, one transaction per
+ * A Postgres table as a partition target: docs/design.md §6 step by step, one transaction per
  * partition. Same database → `INSERT … SELECT` pushdown; different servers → COPY streamed
  * from a read-only source transaction into the target transaction.
  *
@@ -39,6 +39,8 @@ import { KeyDiff } from './changeByKey.ts';
 import { ClientPool } from './pool.ts';
 import * as stmt from './statements.ts';
 import { quoteIdent } from './sql.ts';
+import { checkReadOnlySelect } from '../../sql/readOnlySelect.ts';
+import { readOnlySavepoint, refuseVolatileFunctions, userFirstRow, userSqlError, type SqlOrigin } from './userQuery.ts';
 
 export interface PostgresEndpoint {
   name: string;
@@ -133,16 +135,35 @@ export class PostgresPartitionTarget implements PartitionTarget {
     return this.prepared;
   }
 
+  /**
+   * Reads only — the catalog, and the job's SQL described by the server in READ ONLY
+   * transactions — so a dry run leaves nothing behind on the target, not even the marker
+   * schema (that is made on the first write: ensureMarks).
+   */
   private async resolve(): Promise<void> {
     const { job, writeMode } = this.options;
-    await this.withClient(this.targetPool, async (client) => {
+    // Before any of it reaches a server: every SQL text of the job is one read-only SELECT.
+    const source = await checkReadOnlySelect(job.source.query, this.origin('source.query'));
+    for (const [i, rule] of job.validation.entries()) {
+      await checkReadOnlySelect(rule.source, this.origin(`validation[${i}].source`));
+      await checkReadOnlySelect(rule.target, this.origin(`validation[${i}].target`));
+    }
+    await this.targetPool.read(async (client) => {
       this.table = await resolveTable(client, job.target.table, 'target.table');
       requireColumns(this.table, [job.target.partition_column], 'target.partition_column');
       requireColumns(this.table, job.target.key, 'target.key');
-      await ensureMarksTable(client, targetRole(this.options.target.connection.url));
       this.checksumKind = (await recordHashWorks(client, this.table.quoted)) ? 'record' : 'text';
     });
-    const fields = await this.withClient(this.sourcePool, (client) => sourceColumns(client, job.source.query));
+    const fields = await this.sourcePool.read(async (client) => {
+      // The source query runs inside the write transaction: no function of the server's that could write.
+      await refuseVolatileFunctions(client, source.functions, this.origin('source.query'));
+      return sourceColumns(client, job.source.query, this.origin('source.query'));
+    });
+    // Each rule described by its own server, so a typo is exit 2 now, not a failed partition later.
+    for (const [i, rule] of job.validation.entries()) {
+      await this.sourcePool.read((c) => describeRule(c, rule.source, this.origin(`validation[${i}].source`)));
+      await this.targetPool.read((c) => describeRule(c, rule.target, this.origin(`validation[${i}].target`)));
+    }
     const columns = fields.map((f) => f.name);
     for (const column of columns) {
       if (!this.table.columns.some((c) => c.name === column)) {
@@ -171,11 +192,22 @@ export class PostgresPartitionTarget implements PartitionTarget {
     await this.chooseFingerprint(fields);
     if (!this.sameDatabase) {
       const selectList = columns.map((c) => `src.${quoteIdent(c)}`).join(', ');
-      const binary = await this.withClient(this.sourcePool, (s) =>
-        this.withClient(this.targetPool, (t) => binaryCopyFits(s, t, this.table.quoted, fields)),
-      );
-      this.copySource = await this.withClient(this.sourcePool, (client) => prepareCopySource(client, job.source.query, selectList, binary));
+      const binary = await this.sourcePool.use((s) => this.targetPool.use((t) => binaryCopyFits(s, t, this.table.quoted, fields)));
+      this.copySource = await this.sourcePool.read((client) => prepareCopySource(client, job.source.query, selectList, binary));
     }
+  }
+
+  /** Where a SQL text of this job came from, for its errors. */
+  private origin(field: string): SqlOrigin {
+    return { field, where: `job "${this.options.job.name}"` };
+  }
+
+  private marksReady: Promise<void> | undefined;
+
+  /** The marker table, made (or its one-time setup explained) before the first write only. */
+  private ensureMarks(): Promise<void> {
+    this.marksReady ??= this.targetPool.use((client) => ensureMarksTable(client, targetRole(this.options.target.connection.url)));
+    return this.marksReady;
   }
 
   private async chooseFingerprint(fields: readonly QueryField[]): Promise<void> {
@@ -190,15 +222,16 @@ export class PostgresPartitionTarget implements PartitionTarget {
     if (!this.sameDatabase) return 'source and target are different servers';
     if (writeMode !== 'overwrite-partition') return `write mode ${writeMode} keeps rows the source did not give`;
     if (this.shape.key.length > 0 && !this.keyEnforced) return 'duplicate keys must be counted in the target';
-    const verdict = await this.withClient(this.targetPool, (client) => storesRowsAsRead(client, this.table, fields));
+    const verdict = await this.targetPool.read((client) => storesRowsAsRead(client, this.table, fields));
     return verdict.ok ? '' : verdict.reason;
   }
 
   async readMarks(keys: readonly string[]): Promise<Map<string, PartitionMark>> {
-    return this.withClient(this.targetPool, (client) => readMarks(client, this.tableName, keys));
+    return this.targetPool.use((client) => readMarks(client, this.tableName, keys));
   }
 
   async writePartition(partition: Partition, ctx: WriteContext): Promise<PartitionWriteResult> {
+    await this.ensureMarks();
     const params = this.params(partition, ctx.runId);
     const sessions = new PartitionSessions(ctx.signal);
     const client = await sessions.open(this.targetPool);
@@ -271,7 +304,7 @@ export class PostgresPartitionTarget implements PartitionTarget {
   /**
    * In the transaction writePartition began: REPEATABLE READ, so every statement of the write
    * reads one snapshot. `snapshot` is its exported id (see exportsSnapshot): the source side is
-   * then read beside the write, in exactly that data (DESIGN §6 step 3).
+   * then read beside the write, in exactly that data (docs/design.md §6 step 3).
    */
   private async writePushdown(
     client: PgClient,
@@ -286,7 +319,7 @@ export class PostgresPartitionTarget implements PartitionTarget {
     // same cores to no gain — the snapshot was fixed at BEGIN, so it reads the same data anyway.
     const sourceSide = snapshot
       ? sessions.beside(this.sourcePool, async (reader): Promise<SourceSide> => {
-          await reader.query(stmt.beginInSnapshotSql(snapshot));
+          await reader.query(stmt.beginInSnapshotSql(snapshot)); // READ ONLY, in the write's snapshot
           const rules = await this.sourceMeasures(reader, params);
           const side: SourceSide = fingerprint
             ? { rules, fingerprint: await firstRow(reader, this.sourceFingerprintSql(), params) }
@@ -417,14 +450,12 @@ export class PostgresPartitionTarget implements PartitionTarget {
     const mark = (await this.readMarks([partition.key])).get(partition.key);
     // The checksum the marker was published with, computed the same way over the target now.
     const kind = mark?.checksum.startsWith(checksumPrefixOf('text')) ? 'text' : this.checksumKind;
-    const target = await this.readOnly(this.targetPool, (c) =>
-      firstRow(c, stmt.measureAndChecksumSql(this.shape, this.numeric, kind), params),
-    );
+    const target = await this.targetPool.read((c) => firstRow(c, stmt.measureAndChecksumSql(this.shape, this.numeric, kind), params));
     const checksumNow = `${checksumPrefixOf(kind)}${String(target.__checksum ?? '')}`;
     const targetCount = Number(target.rows);
     const duplicateKeys =
       this.shape.key.length > 0 && !this.keyEnforced
-        ? Number((await this.readOnly(this.targetPool, (c) => firstRow(c, stmt.duplicateKeysSql(this.shape), params))).duplicates)
+        ? Number((await this.targetPool.read((c) => firstRow(c, stmt.duplicateKeysSql(this.shape), params))).duplicates)
         : 0;
     const problems = checks.filter((c) => !c.ok).map(describeCheck);
     if (duplicateKeys > 0) problems.push(`${duplicateKeys} duplicate key(s) on (${this.shape.key.join(', ')})`);
@@ -555,8 +586,17 @@ export class PostgresPartitionTarget implements PartitionTarget {
   ): Promise<{ result: PartitionWriteResult; mark?: Omit<PartitionMark, 'publishedAt'> }> {
     const { rowsWritten } = written;
     const rules = this.options.job.validation;
-    const targetSide: Measures[] = [];
-    for (const rule of rules) targetSide.push(await firstRow(client, rule.target, params));
+    // The target side reads the uncommitted partition, in a READ ONLY savepoint of the write:
+    // whatever the rule's SQL tries, it cannot modify anything (userQuery.ts readOnlySavepoint).
+    const targetSide: Measures[] =
+      rules.length === 0
+        ? []
+        : await readOnlySavepoint(client, async (c) => {
+            const measured: Measures[] = [];
+            for (const [i, rule] of rules.entries())
+              measured.push((await userFirstRow(c, rule.target, params, this.origin(`validation[${i}].target`))) as Measures);
+            return measured;
+          });
     const duplicateKeys =
       this.shape.key.length > 0 && !this.keyEnforced
         ? Number((await firstRow(client, stmt.duplicateKeysSql(this.shape), params)).duplicates)
@@ -620,43 +660,20 @@ export class PostgresPartitionTarget implements PartitionTarget {
   /** The source side of each rule, in order, on `client` (whose transaction fixes the snapshot). */
   private async sourceMeasures(client: PgClient, params: Params): Promise<Measures[]> {
     const measures: Measures[] = [];
-    for (const rule of this.options.job.validation) measures.push(await firstRow(client, rule.source, params));
+    for (const [i, rule] of this.options.job.validation.entries())
+      measures.push((await userFirstRow(client, rule.source, params, this.origin(`validation[${i}].source`))) as Measures);
     return measures;
   }
 
   /** Each validation rule after the fact (reconcile): each side read-only on its own server. */
   private async runRules(params: Params): Promise<RuleCheck[]> {
     const checks: RuleCheck[] = [];
-    for (const rule of this.options.job.validation) {
-      const source = await this.readOnly(this.sourcePool, (c) => firstRow(c, rule.source, params));
-      const target = await this.readOnly(this.targetPool, (c) => firstRow(c, rule.target, params));
-      checks.push(compareMeasures(rule.name, source, target, rule.tolerance));
+    for (const [i, rule] of this.options.job.validation.entries()) {
+      const source = await this.sourcePool.read((c) => userFirstRow(c, rule.source, params, this.origin(`validation[${i}].source`)));
+      const target = await this.targetPool.read((c) => userFirstRow(c, rule.target, params, this.origin(`validation[${i}].target`)));
+      checks.push(compareMeasures(rule.name, source as Measures, target as Measures, rule.tolerance));
     }
     return checks;
-  }
-
-  private async readOnly<T>(pool: ClientPool, fn: (client: PgClient) => Promise<T>): Promise<T> {
-    return this.withClient(pool, async (client) => {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      try {
-        return await fn(client);
-      } finally {
-        await client.query('ROLLBACK');
-      }
-    });
-  }
-
-  private async withClient<T>(pool: ClientPool, fn: (client: PgClient) => Promise<T>): Promise<T> {
-    const client = await pool.acquire();
-    let broken = false;
-    try {
-      return await fn(client);
-    } catch (err) {
-      broken = classifyPgError(err) === 'transient';
-      throw err;
-    } finally {
-      pool.release(client, broken);
-    }
   }
 }
 
@@ -675,15 +692,34 @@ async function firstRow(client: PgClient, sql: string, params: Params): Promise<
   return r.rows[0] ?? {};
 }
 
-/** Columns (and their types) the source query returns, asked of the server without running it for real. */
-async function sourceColumns(client: PgClient, sourceQuery: string): Promise<QueryField[]> {
+const PROBE_PARAMS = { partition_start: '1970-01-01T00:00:00+00:00', partition_end: '1970-01-02T00:00:00+00:00', run_id: 'probe' };
+
+/**
+ * Columns (and their types) the source query returns, asked of the server without running it
+ * for real (LIMIT 0), in the caller's READ ONLY transaction. A query the server refuses is exit
+ * 2 naming source.query (userSqlError).
+ */
+async function sourceColumns(client: PgClient, sourceQuery: string, origin: SqlOrigin): Promise<QueryField[]> {
   const probe = `SELECT * FROM ${stmt.sourceAsTable(sourceQuery)} LIMIT 0`;
-  const r = await query(client, probe, {
-    partition_start: '1970-01-01T00:00:00+00:00',
-    partition_end: '1970-01-02T00:00:00+00:00',
-    run_id: 'probe',
-  });
-  return r.fields;
+  try {
+    return (await query(client, probe, PROBE_PARAMS)).fields;
+  } catch (err) {
+    throw userSqlError(err, origin, sourceQuery);
+  }
+}
+
+/**
+ * A validation rule's SQL, planned by its server without producing a row (LIMIT 0), read-only;
+ * like the source query it may call the server's functions only where they are declared STABLE
+ * or IMMUTABLE, so a rule that would fail on its first write is exit 2 now, not a failed run.
+ */
+async function describeRule(client: PgClient, sql: string, origin: SqlOrigin): Promise<void> {
+  await refuseVolatileFunctions(client, (await checkReadOnlySelect(sql, origin)).functions, origin);
+  try {
+    await query(client, `SELECT * FROM ${stmt.sourceAsTable(sql)} LIMIT 0`, PROBE_PARAMS);
+  } catch (err) {
+    throw userSqlError(err, origin, sql);
+  }
 }
 
 /** The id pg_export_snapshot() returned in beginWriteSql's answer, if it exported one. */

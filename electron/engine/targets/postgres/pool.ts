@@ -1,6 +1,8 @@
 import type { PostgresConnection } from '../../../../shared/schemas.ts';
 import type { PgClient } from './connect.ts';
 import { openPg, query } from './connect.ts';
+import { classifyPgError } from './errors.ts';
+import { readOnlyTransaction } from './userQuery.ts';
 
 /**
  * A few connections to one server, opened on demand and kept for the next partition.
@@ -44,10 +46,35 @@ export class ClientPool {
     return client;
   }
 
+  /**
+   * `fn` on a session of this pool: the one way the engine borrows a session for a read or a
+   * step of its own (STYLE 15). A session that saw a connection error, or that `fn` left inside
+   * a transaction, is destroyed rather than handed out again.
+   */
+  async use<T>(fn: (client: PgClient) => Promise<T>): Promise<T> {
+    const client = await this.acquire();
+    let broken = false;
+    try {
+      return await fn(client);
+    } catch (err) {
+      broken = classifyPgError(err) === 'transient';
+      throw err;
+    } finally {
+      this.release(client, broken);
+    }
+  }
+
+  /** `fn` in a READ ONLY transaction of its own (see readOnlyTransaction), on a session of this pool. */
+  read<T>(fn: (client: PgClient) => Promise<T>): Promise<T> {
+    return this.use((client) => readOnlyTransaction(client, fn));
+  }
+
   release(client: PgClient, broken = false): void {
     // A session handed back after closeAll() (by side work that ended late, say) must not
-    // wait in an idle list nobody reads any more.
-    if (broken || this.closed) {
+    // wait in an idle list nobody reads any more. **Hazard**: nor one still inside a transaction
+    // (its ROLLBACK failed, or a caller forgot it): the next borrower would run in it.
+    const idle = (client as PgClient & { getTransactionStatus?: () => string | null }).getTransactionStatus?.() ?? 'I';
+    if (broken || this.closed || idle !== 'I') {
       this.all.delete(client);
       void client.end().catch(() => undefined);
       return;

@@ -8,6 +8,8 @@ import type { PgClient } from './connect.ts';
 import { openPg, query } from './connect.ts';
 import { requireColumns, resolveTable, type TableInfo } from './catalog.ts';
 import { quoteIdent } from './sql.ts';
+import { refuseVolatileFunctions, userScalar } from './userQuery.ts';
+import { checkReadOnlySelect } from '../../sql/readOnlySelect.ts';
 
 export interface Bounds {
   start: string;
@@ -34,9 +36,14 @@ export class PostgresQualityProbe {
       connectTimeoutMs: this.connection.connect_timeout_ms,
       applicationName: 'backfill-runbook:sanity',
     });
-    await query(client, `SELECT set_config('TimeZone', :tz, false)`, { tz: this.timeZone });
-    // Read only by construction: a sanity check can never write.
-    await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    try {
+      await query(client, `SELECT set_config('TimeZone', :tz, false)`, { tz: this.timeZone });
+      // Read only by construction: a sanity check can never write.
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    } catch (err) {
+      await client.end().catch(() => undefined); // no session survives a failed check
+      throw err;
+    }
     this.client = client;
     return client;
   }
@@ -108,15 +115,12 @@ export class PostgresQualityProbe {
     return age === null || age === undefined ? null : Number(age);
   }
 
-  /** A custom rule: its SQL returns one number (first column of the first row). */
-  async scalar(sql: string, b: Bounds): Promise<number | null> {
-    const r = await query<Record<string, unknown>>(await this.open(), sql, {
-      partition_start: b.start,
-      partition_end: b.end,
-      run_id: 'sanity-check',
-    });
-    const value = Object.values(r.rows[0] ?? {})[0];
-    return value === null || value === undefined ? null : Number(value);
+  /** A custom rule: its SQL (user SQL: one read-only SELECT, see userQuery.ts) returns one number. */
+  async scalar(sql: string, b: Bounds, field: string, where?: string): Promise<number | null> {
+    const client = await this.open();
+    const origin = { field, ...(where ? { where } : {}) };
+    await refuseVolatileFunctions(client, (await checkReadOnlySelect(sql, origin)).functions, origin);
+    return userScalar(client, sql, { partition_start: b.start, partition_end: b.end, run_id: 'sanity-check' }, origin);
   }
 
   async close(): Promise<void> {

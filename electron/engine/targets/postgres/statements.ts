@@ -1,5 +1,5 @@
 /**
- * SQL text for the partition protocol (DESIGN §6). Pure: every identifier arrives already
+ * SQL text for the partition protocol (docs/design.md §6). Pure: every identifier arrives already
  * resolved against the catalog and is quoted here; every value is a `:named` parameter bound
  * later by bindNamed — nothing a user typed is ever spliced in as a value.
  */

@@ -101,13 +101,17 @@ export async function userScalar(
  */
 export async function readOnlyTransaction<T>(client: PgClient, fn: (client: PgClient) => Promise<T>): Promise<T> {
   await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+  let result: T;
   try {
-    return await fn(client);
-  } finally {
-    // A failed ROLLBACK leaves the session's state unknown: the caller's pool must not reuse it,
-    // which the error reaching it makes sure of (it destroys sessions that threw).
-    await client.query('ROLLBACK');
+    result = await fn(client);
+  } catch (err) {
+    // The failure of `fn` is the one to report; a ROLLBACK that fails too leaves the session
+    // inside its transaction, and the pool destroys it (ClientPool.release).
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
   }
+  await client.query('ROLLBACK');
+  return result;
 }
 
 /**
@@ -125,12 +129,49 @@ export async function readOnlyTransaction<T>(client: PgClient, fn: (client: PgCl
  * must check.
  */
 export async function readOnlySavepoint<T>(client: PgClient, fn: (client: PgClient) => Promise<T>): Promise<T> {
-  await client.query('SAVEPOINT bf_read');
+  // Our own two statements in one round trip (the simple protocol runs both, in order).
+  await client.query('SAVEPOINT bf_read; SET TRANSACTION READ ONLY');
+  let result: T;
   try {
-    await client.query('SET TRANSACTION READ ONLY');
-    return await fn(client);
-  } finally {
-    await client.query('ROLLBACK TO SAVEPOINT bf_read');
-    await client.query('RELEASE SAVEPOINT bf_read');
+    result = await fn(client);
+  } catch (err) {
+    // The write fails with it; its transaction is rolled back by the caller.
+    await client.query('ROLLBACK TO SAVEPOINT bf_read').catch(() => undefined);
+    throw err;
   }
+  await client.query('ROLLBACK TO SAVEPOINT bf_read; RELEASE SAVEPOINT bf_read');
+  return result;
+}
+
+/**
+ * A job's source query runs inside the write transaction (the INSERT … SELECT the executor
+ * composes), where no READ ONLY can guard it. The parse check keeps out every statement that
+ * writes and the built-in functions that act outside the transaction; what remains are
+ * functions defined on the server itself. Any of those the query calls that is declared
+ * VOLATILE — the only kind PostgreSQL lets write — is refused here (exit 2): declare it STABLE
+ * or IMMUTABLE if it only reads. The same rule holds for every SQL text of a job (rules,
+ * quality checks), which also run read-only: one rule, said once, refused before a run starts.
+ */
+export async function refuseVolatileFunctions(client: PgClient, functions: readonly string[], origin: SqlOrigin): Promise<void> {
+  const names = [...new Set(functions.map((f) => f.split('.').pop() ?? f))];
+  if (names.length === 0) return;
+  const r = await query<{ name: string }>(
+    client,
+    `SELECT DISTINCT n.nspname || '.' || p.proname AS name
+       FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+      WHERE p.proname = ANY(:names::text[]) AND p.provolatile = 'v'
+        AND n.nspname NOT IN ('pg_catalog', 'information_schema') ORDER BY 1`,
+    { names },
+  );
+  if (r.rows.length === 0) return;
+  const list = r.rows.map((row) => row.name).join(', ');
+  const where = origin.where ? `${origin.where}: ` : '';
+  throw new InputError(
+    `${where}${origin.field}: the SQL calls ${list}, declared VOLATILE on the server: it could write from inside the backfill's write transaction`,
+    {
+      field: origin.field,
+      value: list,
+      hint: 'declare the function STABLE (or IMMUTABLE) if it only reads, or compute its result in the SELECT itself',
+    },
+  );
 }

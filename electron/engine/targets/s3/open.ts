@@ -64,6 +64,7 @@ export function openS3Target(config: Config, job: Job, writeMode: WriteMode, opt
         new ClientPool(pg.connection, pg.password, job.timezone, backfillApplicationName(job.name)),
         source.query,
         `query on ${pg.name}`,
+        `job "${job.name}"`,
       );
     }
     return new S3PartitionTarget({

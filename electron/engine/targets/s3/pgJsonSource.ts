@@ -13,10 +13,11 @@ import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import type { Partition } from '../../../../shared/partitions.ts';
 import type { Measures } from '../../executor/types.ts';
-import type { PgClient } from '../postgres/connect.ts';
 import { copyTo, query } from '../postgres/connect.ts';
 import { prepareCopySource, setCopyParameters, type CopySource } from '../postgres/copySource.ts';
 import { classifyPgError } from '../postgres/errors.ts';
+import { userFirstRow, userSqlError } from '../postgres/userQuery.ts';
+import { checkReadOnlySelect } from '../../sql/readOnlySelect.ts';
 import type { ClientPool } from '../postgres/pool.ts';
 import { measureSourceSql, sourceAsTable } from '../postgres/statements.ts';
 import type { LakeSession, PartitionValues } from './lakeSession.ts';
@@ -33,18 +34,23 @@ export class PostgresRecordSource implements RecordSource {
     private readonly pool: ClientPool,
     private readonly sourceQuery: string,
     readonly label: string,
+    /** `job "name"`, for errors naming where a SQL text came from */
+    private readonly where: string = 'the job',
   ) {}
 
   async prepare(): Promise<void> {
     if (this.copySource) return;
+    const origin = { field: 'source.query', where: this.where };
+    await checkReadOnlySelect(this.sourceQuery, origin);
     const ordered = `SELECT j FROM (SELECT row_to_json(q)::text COLLATE "C" AS j FROM ${sourceAsTable(this.sourceQuery).replace(/AS src$/, 'AS q')}) AS s ORDER BY j`;
-    this.copySource = await this.withClient((c) => prepareCopySource(c, ordered, 'src.j'));
-    this.columns = await this.readOnly(async (c) => {
+    this.columns = await this.pool.read(async (c) => {
       const probe = await query(
         c,
         `SELECT * FROM ${sourceAsTable(this.sourceQuery)} LIMIT 0`,
         params({ key: '', start: '1970-01-01T00:00:00Z', end: '1970-01-01T00:00:00Z' }),
-      );
+      ).catch((err: unknown) => {
+        throw userSqlError(err, origin, this.sourceQuery);
+      });
       const types = await query<{ t: string }>(
         c,
         'SELECT format_type(f.oid, f.mod) AS t FROM unnest(CAST(:oids AS oid[]), CAST(:mods AS int[])) WITH ORDINALITY AS f(oid, mod, n) ORDER BY f.n',
@@ -55,6 +61,7 @@ export class PostgresRecordSource implements RecordSource {
       );
       return probe.fields.map((f, i) => ({ name: f.name, type: duckTypeOfPg(types.rows[i]?.t ?? 'text') }));
     });
+    this.copySource = await this.pool.read((c) => prepareCopySource(c, ordered, 'src.j'));
   }
 
   /** The partition's rows spooled as JSON Lines into the session's folder, read back with their types. */
@@ -121,13 +128,12 @@ export class PostgresRecordSource implements RecordSource {
   }
 
   async measure(partition: Partition): Promise<SourceCounts> {
-    const r = await this.readOnly((c) => query<{ rows: string }>(c, measureSourceSql(this.sourceQuery, []), params(partition)));
+    const r = await this.pool.read((c) => query<{ rows: string }>(c, measureSourceSql(this.sourceQuery, []), params(partition)));
     return { records: Number(r.rows[0]?.rows ?? 0), objects: null, bytes: null };
   }
 
-  async ruleMeasures(ruleText: string, partition: Partition): Promise<Measures> {
-    const r = await this.readOnly((c) => query<Measures>(c, ruleText, params(partition)));
-    return r.rows[0] ?? {};
+  async ruleMeasures(ruleText: string, partition: Partition, field: string): Promise<Measures> {
+    return (await this.pool.read((c) => userFirstRow(c, ruleText, params(partition), { field, where: this.where }))) as Measures;
   }
 
   isTransient(err: unknown): boolean {
@@ -136,30 +142,6 @@ export class PostgresRecordSource implements RecordSource {
 
   async close(): Promise<void> {
     await this.pool.closeAll();
-  }
-
-  private async readOnly<T>(fn: (client: PgClient) => Promise<T>): Promise<T> {
-    return this.withClient(async (client) => {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      try {
-        return await fn(client);
-      } finally {
-        await client.query('ROLLBACK');
-      }
-    });
-  }
-
-  private async withClient<T>(fn: (client: PgClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.acquire();
-    let broken = false;
-    try {
-      return await fn(client);
-    } catch (err) {
-      broken = classifyPgError(err) === 'transient';
-      throw err;
-    } finally {
-      this.pool.release(client, broken);
-    }
   }
 }
 

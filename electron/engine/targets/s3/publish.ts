@@ -1,6 +1,6 @@
 /**
  * The publish protocol of an S3 partition. S3 has no transactions; this is what stands in for
- * one (DESIGN §6 for S3):
+ * one (docs/design.md §6 for S3):
  *
  *   1. Lock the partition on this machine (ledger), list what it holds now.
  *   2. Write the new data objects. Each name is derived from the partition and the object's

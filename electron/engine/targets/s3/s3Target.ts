@@ -199,7 +199,7 @@ export class S3PartitionTarget implements PartitionTarget {
   private async runRules(partition: Partition, target: Measures, targetLake: () => Promise<LakeSession>): Promise<RuleCheck[]> {
     const checks: RuleCheck[] = [];
     for (const [i, rule] of this.options.job.validation.entries()) {
-      const source = await this.options.source.ruleMeasures(rule.source, partition);
+      const source = await this.options.source.ruleMeasures(rule.source, partition, `validation[${i}].source`);
       const measured =
         rule.target.trim() === S3_RULE_MEASURE
           ? target

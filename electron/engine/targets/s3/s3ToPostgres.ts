@@ -1,5 +1,5 @@
 /**
- * A Postgres table fed by the JSON Lines objects of an S3 partition: DESIGN §6 with COPY from
+ * A Postgres table fed by the JSON Lines objects of an S3 partition: docs/design.md §6 with COPY from
  * S3 in place of the source query. One transaction per partition: the records are COPYed into
  * a temporary jsonb table, turned into rows by jsonb_populate_record (JSON keys name columns;
  * keys the table lacks are ignored, columns no record names keep their defaults), written in
@@ -29,6 +29,8 @@ import { classifyPgError, isLockTimeout } from '../postgres/errors.ts';
 import { ensureMarksTable, readMarks, writeMark } from '../postgres/marks.ts';
 import type { ClientPool } from '../postgres/pool.ts';
 import * as stmt from '../postgres/statements.ts';
+import { readOnlySavepoint, userFirstRow } from '../postgres/userQuery.ts';
+import { checkReadOnlySelect } from '../../sql/readOnlySelect.ts';
 import { isTransientS3Error } from './errors.ts';
 import { params } from './pgJsonSource.ts';
 import type { S3RecordSource } from './sources.ts';
@@ -59,12 +61,14 @@ export class S3ToPostgresTarget implements PartitionTarget {
 
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
-      const { spec, writeMode } = this.options;
-      await this.withClient(async (client) => {
+      const { spec, writeMode, job } = this.options;
+      // Every Postgres side of a rule is one read-only SELECT, checked before any server sees it.
+      for (const [i, rule] of job.validation.entries()) await checkReadOnlySelect(rule.target, this.origin(`validation[${i}].target`));
+      // Only reads here: a dry run leaves nothing on the target (the marker table waits for the first write).
+      await this.options.pool.read(async (client) => {
         this.table = await resolveTable(client, spec.table, 'target.table');
         requireColumns(this.table, [spec.partition_column], 'target.partition_column');
         requireColumns(this.table, spec.key, 'target.key');
-        await ensureMarksTable(client, this.options.role);
       });
       const key = spec.key;
       this.keyEnforced = key.length > 0 && this.table.uniqueKeys.some((u) => u.length === key.length && u.every((c) => key.includes(c)));
@@ -89,11 +93,19 @@ export class S3ToPostgresTarget implements PartitionTarget {
     return this.table.columns.filter((c) => c.numeric && c.name !== spec.partition_column && !spec.key.includes(c.name)).map((c) => c.name);
   }
 
+  private origin(field: string): { field: string; where: string } {
+    return { field, where: `job "${this.options.job.name}"` };
+  }
+
+  private marksReady: Promise<void> | undefined;
+
   async readMarks(keys: readonly string[]): Promise<Map<string, PartitionMark>> {
-    return this.withClient((client) => readMarks(client, this.tableName, keys));
+    return this.options.pool.use((client) => readMarks(client, this.tableName, keys));
   }
 
   async writePartition(partition: Partition, ctx: WriteContext): Promise<PartitionWriteResult> {
+    this.marksReady ??= this.options.pool.use((c) => ensureMarksTable(c, this.options.role));
+    await this.marksReady;
     const p = params(partition, ctx.runId);
     const client = await this.options.pool.acquire();
     let broken = false;
@@ -206,12 +218,16 @@ export class S3ToPostgresTarget implements PartitionTarget {
   /** S3 side: records read; Postgres side: the rule's SQL, in the partition's transaction when given. */
   private async runRules(partition: Partition, inTx?: PgClient): Promise<RuleCheck[]> {
     const checks: RuleCheck[] = [];
-    for (const rule of this.options.job.validation) {
-      const source = await this.options.source.ruleMeasures(rule.source, partition);
+    for (const [i, rule] of this.options.job.validation.entries()) {
+      const source = await this.options.source.ruleMeasures(rule.source, partition, `validation[${i}].source`);
       const p = params(partition, 'validate');
-      const target = inTx
-        ? ((await query<Measures>(inTx, rule.target, p)).rows[0] ?? {})
-        : await this.readOnly((c) => query<Measures>(c, rule.target, p).then((r) => r.rows[0] ?? {}));
+      const origin = this.origin(`validation[${i}].target`);
+      // In the write, a READ ONLY savepoint: the rule reads the uncommitted partition, and can change nothing.
+      const target = (
+        inTx
+          ? await readOnlySavepoint(inTx, (c) => userFirstRow(c, rule.target, p, origin))
+          : await this.options.pool.read((c) => userFirstRow(c, rule.target, p, origin))
+      ) as Measures;
       checks.push(compareMeasures(rule.name, source, target, rule.tolerance));
     }
     return checks;
@@ -271,28 +287,8 @@ export class S3ToPostgresTarget implements PartitionTarget {
     await this.options.source.close();
   }
 
-  private async readOnly<T>(fn: (client: PgClient) => Promise<T>): Promise<T> {
-    return this.withClient(async (client) => {
-      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-      try {
-        return await fn(client);
-      } finally {
-        await client.query('ROLLBACK');
-      }
-    });
-  }
-
-  private async withClient<T>(fn: (client: PgClient) => Promise<T>): Promise<T> {
-    const client = await this.options.pool.acquire();
-    let broken = false;
-    try {
-      return await fn(client);
-    } catch (err) {
-      broken = classifyPgError(err) === 'transient';
-      throw err;
-    } finally {
-      this.options.pool.release(client, broken);
-    }
+  private readOnly<T>(fn: (client: PgClient) => Promise<T>): Promise<T> {
+    return this.options.pool.read(fn);
   }
 }
 

@@ -51,7 +51,7 @@ export interface RecordSource {
   /** Read-only: what `open` would yield, counted. */
   measure(partition: Partition): Promise<SourceCounts>;
   /** One side of a validation rule: SQL for Postgres, `records` for S3. */
-  ruleMeasures(ruleText: string, partition: Partition): Promise<Measures>;
+  ruleMeasures(ruleText: string, partition: Partition, field: string): Promise<Measures>;
   isTransient(err: unknown): boolean;
   close(): Promise<void>;
 }
@@ -214,9 +214,9 @@ export class S3RecordSource implements RecordSource {
   }
 
   /** "records", or a DuckDB SELECT over `source` (the partition's objects as they are, before source.query). */
-  async ruleMeasures(ruleText: string, partition: Partition): Promise<Measures> {
+  async ruleMeasures(ruleText: string, partition: Partition, field: string): Promise<Measures> {
     if (ruleText.trim() === 'records') return { records: (await this.measure(partition)).records };
-    return this.withLake(partition, (session) => session.measures(ruleText, 'validation.source', partitionValues(partition)));
+    return this.withLake(partition, (session) => session.measures(ruleText, field, partitionValues(partition)));
   }
 
   private async withLake<T>(partition: Partition, fn: (session: LakeSession, relation: LakeRelation) => Promise<T>): Promise<T> {
