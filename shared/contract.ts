@@ -78,7 +78,8 @@ export const CALLS = {
     }),
   )<T.IdentityView>(),
 
-  'run:start': call(byRun)<{ started: boolean }>(),
+  /** `reprocess` as the CLI's --reprocess: which partitions a resume (re)does — missing (default), failed, or all */
+  'run:start': call(z.strictObject({ runId, reprocess: z.enum(['missing', 'failed', 'all']).optional() }))<{ started: boolean }>(),
   'run:pause': call(byRun)<{ requested: boolean }>(),
   'run:stop': call(byRun)<{ requested: boolean }>(),
   'run:compare': call(byRun)<T.ComparisonView>(),
@@ -102,6 +103,7 @@ export const CALLS = {
     }),
   )<T.HistoryPage>(),
   'history:get': call(byRun)<T.RunDetail>(),
+  'history:story': call(byRun)<T.RunStoryView>(),
   'evidence:get': call(z.strictObject({ id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }))<T.EvidenceView>(),
 
   /** The Sandbox only: a folder workspace is refused (loading a scenario resets the data). */

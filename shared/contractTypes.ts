@@ -3,7 +3,9 @@
  * no secrets, no engine classes. Row shapes of the store stay in the engine; these are views.
  */
 import type { Approval } from './approval.ts';
+import type { ChartRow } from './changeCharts.ts';
 import type { KeyChange, KeyChangeTotals } from './keyChange.ts';
+import type { NoteSection } from './noteBlocks.ts';
 import type { RedFlag } from './redFlags.ts';
 import type { Job, Unit } from './schemas.ts';
 import type { StepView } from './runbookSteps.ts';
@@ -109,6 +111,11 @@ export interface PartitionCell {
   error: string | null;
   sourceCount: number | null;
   targetCount: number | null;
+  /** the partition's evidence, where a view shows it (History) */
+  checksum?: string | null;
+  startedAt?: string | null;
+  finishedAt?: string | null;
+  durationMs?: number | null;
 }
 
 export interface RunbookView {
@@ -274,6 +281,26 @@ export interface RunDetail {
   partitions: PartitionCell[];
   evidence: EvidenceHead[];
   timeline: TimelineEntry[];
+}
+
+/** One partition's evidence, as History shows it when its cell is opened. */
+export interface PartitionEvidenceView {
+  key: string;
+  /** what the dry run predicted for it, by key */
+  predicted: KeyChange | null;
+  /** what the run changed in it (against its snapshot), by key */
+  actual: KeyChange | null;
+  /** its reconciliation after the run */
+  reconciliation: { ok: boolean; problems: string[]; targetCount: number | null; markedRows: number | null } | null;
+}
+
+/** A past run on one screen: its note's story sections, the charts' data, every partition with its evidence. */
+export interface RunStoryView {
+  /** "The story", "What changed" (without chart images), "Comments", "Downstream to notify" */
+  sections: NoteSection[];
+  /** the dry run per partition, for the charts */
+  chartRows: ChartRow[];
+  partitions: PartitionEvidenceView[];
 }
 
 export interface EvidenceView extends EvidenceHead {

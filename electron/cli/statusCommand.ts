@@ -4,6 +4,7 @@ import { EXIT, type ExitCode } from './exitCodes.ts';
 import type { Reporter } from './progress.ts';
 import { formatMetrics, formatPartitions, formatRun, formatRunList } from './tables.ts';
 import { runMetrics } from '../engine/executor/metrics.ts';
+import { runLiveness } from '../engine/executor/liveness.ts';
 
 export function statusCommand(opts: { runId?: string; limit: number }, store: Store, out: Reporter): ExitCode {
   if (!opts.runId) {
@@ -23,7 +24,7 @@ export function statusCommand(opts: { runId?: string; limit: number }, store: St
   const metrics = runMetrics(store, run.runId);
   out.record(
     'status',
-    { run, metrics, partitions, reconciliation: reconciliation?.body ?? null },
+    { run, liveness: runLiveness(run), metrics, partitions, reconciliation: reconciliation?.body ?? null },
     `${formatRun(run)}\n${formatMetrics(metrics)}\n\n${formatPartitions(partitions)}`,
   );
   return EXIT.ok;

@@ -1,4 +1,5 @@
 /** Plain-text tables for the terminal: dry runs and run status. */
+import { runLiveness } from '../engine/executor/liveness.ts';
 import type { DryRunRow, Measures } from '../engine/executor/types.ts';
 import type { PartitionRecord, Run } from '../engine/store/index.ts';
 import type { SanityReport } from '../engine/safety/sanity.ts';
@@ -44,8 +45,10 @@ function signed(v: Measures[string] | undefined): string {
 }
 
 export function formatRun(run: Run): string {
+  const live = runLiveness(run);
   return [
-    `Run ${run.runId}  [${run.status}]`,
+    `Run ${run.runId}  [${live.state}]`,
+    ...(live.hint ? [`  ${live.hint}`] : []),
     `  job ${run.jobName}, ${run.rangeFrom} → ${run.rangeTo} (${run.unit}, ${run.timezone}), ${run.writeMode}, tier ${run.tier}`,
     `  partitions: ${run.partitionsPublished}/${run.partitionsTotal} published, ${run.partitionsFailed} failed; ${run.rowsWritten} rows written; cursor ${run.cursor ?? '(done)'}`,
     `  requested by ${run.requestedBy ?? '?'}, executed by ${run.executedBy ?? '?'}; created ${run.createdAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}`,
@@ -75,7 +78,7 @@ export function formatRunList(runs: Run[]): string {
     runs.map((r) => [
       r.runId,
       r.jobName,
-      r.status,
+      runLiveness(r).state === 'interrupted' ? 'interrupted (resumable)' : r.status,
       `${r.partitionsPublished}/${r.partitionsTotal}`,
       `${r.rangeFrom} → ${r.rangeTo}`,
       r.createdAt,

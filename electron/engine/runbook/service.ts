@@ -14,6 +14,7 @@ import { closeStep, compareStep, latestComparison, noteFile } from './closing.ts
 import { createConnections, type ConnectionsService } from './connections.ts';
 import { createExecutions } from './execution.ts';
 import { evidenceById, listRuns, runDetail } from './history.ts';
+import { runStory } from './runStory.ts';
 import { createPlan, jobSummary, listJobs } from './planning.ts';
 import { contextOf, type EngineScope } from './scope.ts';
 import type { SecretBox } from './secrets.ts';
@@ -125,7 +126,7 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
       create: (args) => createIdentity(scope(), args),
     },
     run: {
-      start: ({ runId }) => executions.start(runId),
+      start: ({ runId, reprocess }) => executions.start(runId, reprocess),
       pause: ({ runId }) => executions.pause(runId),
       stop: ({ runId }) => executions.stop(runId),
       compare: ({ runId }) => compareStep(scope(), runId),
@@ -135,6 +136,7 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
     history: {
       list: (q) => listRuns(current.store, q),
       get: ({ runId }) => runDetail(current.store, runId),
+      story: ({ runId }) => runStory(current.store, runId, actor),
     },
     evidence: {
       get: ({ id }) => evidenceById(current.store, id),

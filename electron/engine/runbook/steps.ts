@@ -88,6 +88,10 @@ export function partitionCell(p: PartitionRecord): PartitionCell {
     error: p.error,
     sourceCount: p.sourceCount,
     targetCount: p.targetCount,
+    checksum: p.checksum,
+    startedAt: p.startedAt,
+    finishedAt: p.finishedAt,
+    durationMs: p.durationMs,
   };
 }
 

@@ -3,27 +3,9 @@
  * returns blocks; the Markdown and HTML renderers know blocks, not sections, so a section is
  * added by adding a module and naming it in model.ts.
  */
-import type { ChecklistStep } from './checklist.ts';
+import type { Block, NoteSection, Table } from '../../../../shared/noteBlocks.ts';
 
-export interface Table {
-  header: string[];
-  rows: string[][];
-}
-
-export type Block =
-  | { kind: 'facts'; items: [string, string][] }
-  | { kind: 'text'; text: string; tone?: 'ok' | 'bad' }
-  | { kind: 'table'; table: Table; caption?: string }
-  /** a person's words, quoted as written (Markdown keeps its line breaks) */
-  | { kind: 'comment'; who: string; role: string; at: string; text: string }
-  /** a static SVG (HTML and PDF); Markdown says what it shows */
-  | { kind: 'chart'; title: string; svg: string; alt: string }
-  | { kind: 'checklist'; steps: ChecklistStep[] };
-
-export interface NoteSection {
-  title: string;
-  blocks: Block[];
-}
+export type { Block, NoteSection, Table };
 
 type Obj = Record<string, unknown>;
 

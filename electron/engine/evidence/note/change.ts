@@ -13,7 +13,7 @@ import type { NoteFacts } from './facts.ts';
 type Obj = Record<string, unknown>;
 const SAMPLE_ROWS = 15;
 
-export function changeSection(f: NoteFacts): NoteSection {
+export function changeSection(f: NoteFacts, options: { charts: boolean } = { charts: true }): NoteSection {
   const title = 'What changed';
   const predicted = f.predicted.length > 0 ? totalKeyChange(f.predicted, SAMPLE_ROWS) : null;
   const actual = f.actual.length > 0 ? totalKeyChange(f.actual, SAMPLE_ROWS) : null;
@@ -74,7 +74,7 @@ export function changeSection(f: NoteFacts): NoteSection {
         table: sampleTable(shown),
       });
   }
-  blocks.push(...charts(f));
+  if (options.charts) blocks.push(...charts(f));
   return { title, blocks };
 }
 
