@@ -56,7 +56,15 @@ export function measureChartOption(rows: readonly ChartRow[], measure: string): 
   return {
     ...base(rows, `${measure} per partition: now and after the run`),
     series: [
-      { name: 'now', type: 'line', color: NOW, symbolSize: 4, data: rows.map((r) => num(r.target[measure])) },
+      // Wide and pale under the dashed "after": where both are equal, both stay visible.
+      {
+        name: 'now',
+        type: 'line',
+        color: NOW,
+        symbolSize: 4,
+        lineStyle: { width: 5, opacity: 0.5 },
+        data: rows.map((r) => num(r.target[measure])),
+      },
       {
         name: 'after the run',
         type: 'line',

@@ -4,10 +4,12 @@
  * while keys move), the largest movers per label column, and changed keys before → after.
  */
 import type { ReactNode } from 'react';
+import { isZeroDecimal } from '../../shared/decimal.ts';
 import { describeKeyChange, keysTouched, type KeyChangeTotals } from '../../shared/keyChange.ts';
 import { int, measure } from '../lib/format.ts';
 
-const signedText = (v: string | undefined) => (v === undefined ? '–' : v.startsWith('-') || v === '0' ? measure(v) : `+${measure(v)}`);
+const signedText = (v: string | undefined) =>
+  v === undefined ? '–' : v.startsWith('-') || isZeroDecimal(v) ? measure(v) : `+${measure(v)}`;
 
 function Table({ label, head, rows, testId }: { label: string; head: string[]; rows: ReactNode[][]; testId?: string }) {
   return (

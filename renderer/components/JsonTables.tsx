@@ -7,7 +7,8 @@ import type { ReactNode } from 'react';
 
 const MAX_ROWS = 200;
 const MAX_COLUMNS = 14;
-const MAX_DEPTH = 3;
+/** Tables within tables this deep; deeper parts read as one line of `key value · key value`. */
+const MAX_DEPTH = 2;
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -18,14 +19,27 @@ function scalar(v: unknown): string {
   return JSON.stringify(v);
 }
 
+/** A deep part in one line: `added 1 · removed 0 · sample 2 items`. */
+function line(value: unknown): string {
+  if (Array.isArray(value))
+    return value.every((v) => !isObject(v) && !Array.isArray(v)) ? value.map(scalar).join(', ') : `${value.length} items`;
+  if (isObject(value))
+    return Object.entries(value)
+      .map(
+        ([k, v]) =>
+          `${k} ${isObject(v) ? '{…}' : Array.isArray(v) ? (v.every((x) => !isObject(x) && !Array.isArray(x)) ? v.map(scalar).join(', ') : `${v.length} items`) : scalar(v)}`,
+      )
+      .join(' · ');
+  return scalar(value);
+}
+
 function Value({ value, depth }: { value: unknown; depth: number }): ReactNode {
   if (Array.isArray(value)) {
     if (value.length === 0) return <span className="muted">none</span>;
     if (value.every(isObject) && depth < MAX_DEPTH) return <ObjectList rows={value} depth={depth + 1} />;
-    if (value.every((v) => !isObject(v) && !Array.isArray(v))) return value.map(scalar).join(', ');
   }
   if (isObject(value) && depth < MAX_DEPTH) return <ObjectTable value={value} depth={depth + 1} />;
-  const text = scalar(value);
+  const text = line(value);
   return text.length > 400 ? `${text.slice(0, 400)}… (${text.length} characters)` : text;
 }
 
@@ -48,7 +62,10 @@ function ObjectTable({ value, depth }: { value: Record<string, unknown>; depth: 
 }
 
 function ObjectList({ rows, depth }: { rows: Record<string, unknown>[]; depth: number }) {
-  const columns = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  // Plain values first (partition, status, counts), nested parts after them.
+  const all = [...new Set(rows.flatMap((r) => Object.keys(r)))];
+  const nested = (c: string) => rows.some((r) => isObject(r[c]) || Array.isArray(r[c]));
+  const columns = [...all.filter((c) => !nested(c)), ...all.filter(nested)];
   const shown = columns.slice(0, MAX_COLUMNS);
   return (
     <>

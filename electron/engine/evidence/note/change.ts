@@ -5,6 +5,7 @@
  * changed keys before → after, and the charts over partitions as static SVG.
  */
 import { chartMeasures, keysChartOption, measureChartOption, rowsChartOption, type ChartRow } from '../../../../shared/changeCharts.ts';
+import { isZeroDecimal } from '../../../../shared/decimal.ts';
 import { describeKeyChange, keysTouched, totalKeyChange, type KeyChangeTotals } from '../../../../shared/keyChange.ts';
 import { str, type Block, type NoteSection } from './blocks.ts';
 import { chartSvg } from './charts.ts';
@@ -82,7 +83,7 @@ function sameCounts(a: KeyChangeTotals, b: KeyChangeTotals): boolean {
   return a.added === b.added && a.removed === b.removed && a.changed === b.changed;
 }
 
-const signed = (v: string): string => (v.startsWith('-') || v === '0' ? v : `+${v}`);
+const signed = (v: string): string => (v.startsWith('-') || isZeroDecimal(v) ? v : `+${v}`);
 
 function countsTable(predicted: KeyChangeTotals | null, actual: KeyChangeTotals | null) {
   const row = (label: string, t: KeyChangeTotals) => [

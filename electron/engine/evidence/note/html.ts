@@ -65,8 +65,8 @@ p.caption { font-weight: 600; margin: .8rem 0 .1rem; break-after: avoid; page-br
 dl { display: grid; grid-template-columns: max-content 1fr; gap: .15rem 1rem; margin: .4rem 0; }
 dt { font-weight: 600; } dd { margin: 0; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; font-size: 8.5pt; margin: .4rem 0; }
-th, td { border: 1px solid #ccc; padding: .15rem .35rem; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
-th { background: #f0f0f0; }
+th, td { border: 1px solid #ccc; padding: .15rem .35rem; text-align: left; vertical-align: top; overflow-wrap: break-word; }
+th { background: #f0f0f0; hyphens: manual; }
 td.bad { color: #b71c1c; font-weight: 600; }
 thead { display: table-header-group; }
 tr, li, dl, figure, blockquote { break-inside: avoid; page-break-inside: avoid; }
