@@ -10,7 +10,7 @@
  *
  * No partition is read into this process: the join runs on the server, and bisection reads
  * only digests of the ranges whose checksums differ. The job's SQL passes the user-SQL guard
- * before it is composed (checkReadOnlySelect) and runs through userQuery inside
+ * before it is composed (checkReadOnlySelect), and the composed statement through composedQuery inside
  * a READ ONLY transaction (pool.read), so nothing here can write.
  */
 import type { Partition } from '../../../../shared/partitions.ts';
@@ -46,7 +46,7 @@ import type { KeyChangeOptions } from '../../executor/types.ts';
 import { bisectPartition } from './keyBisection.ts';
 import type { ClientPool } from './pool.ts';
 import type { TargetShape } from './statements.ts';
-import { userQuery } from './userQuery.ts';
+import { composedQuery } from './composedQuery.ts';
 
 export interface KeyDiffContext {
   job: PostgresJob;
@@ -162,7 +162,7 @@ export class KeyDiff {
     const after = sourceSideSql(job.source.query, this.diff);
     return this.ctx.targetPool.read((c) =>
       this.join(partition.key, 'full outer join', after, before, options, (sql, p) =>
-        userQuery<Row>(c, sql, { ...params, ...p }, this.origin),
+        composedQuery<Row>(c, sql, { ...params, ...p }, this.origin),
       ),
     );
   }

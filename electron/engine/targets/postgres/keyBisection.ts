@@ -13,7 +13,7 @@ import type { SqlOrigin } from '../../sql/readOnlySelect.ts';
 import { keyDetailsSql, rangeDigestsSql, rangeSumsSql, sideTotalsSql, type DiffShape } from './changeByKeySql.ts';
 import { query, type PgClient } from './connect.ts';
 import type { ClientPool } from './pool.ts';
-import { userQuery } from './userQuery.ts';
+import { composedQuery } from './composedQuery.ts';
 
 /** A range is compared row by row (digests) once neither side holds more rows than this. */
 const LEAF_ROWS = 2000;
@@ -30,7 +30,7 @@ interface Side {
   pool: ClientPool;
   /** the side's SELECT of the compared columns (changeByKeySql sourceSideSql / tableSideSql) */
   sql: string;
-  /** the SQL holds a job's text: run it through userQuery */
+  /** the SQL holds a job's text: run it through composedQuery (the user-SQL guard) */
   user: boolean;
 }
 
@@ -74,7 +74,7 @@ function onSide<T>(args: BisectArgs, side: Side, fn: (run: Run) => Promise<T>): 
   return side.pool.read((c: PgClient) =>
     fn(async (sql, params) => {
       const all = { ...args.params, ...params };
-      return (side.user ? await userQuery<Row>(c, sql, all, args.origin) : await query<Row>(c, sql, all)).rows;
+      return (side.user ? await composedQuery<Row>(c, sql, all, args.origin) : await query<Row>(c, sql, all)).rows;
     }),
   );
 }
