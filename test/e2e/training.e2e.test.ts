@@ -139,7 +139,9 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
     await expect.poll(() => page.getByTestId('snapshot-location').textContent(), { timeout: 60_000 }).toMatch(/backfill_runbook_snapshots/);
     await openStep(page, 3, 'Impact scope');
     await page.getByRole('button', { name: 'Run the dry run' }).click();
-    await expect.poll(() => page.getByTestId('impact-totals').textContent(), { timeout: 60_000 }).toMatch(/after the run, over 61 partitions/);
+    await expect
+      .poll(() => page.getByTestId('impact-totals').textContent(), { timeout: 60_000 })
+      .toMatch(/after the run, over 61 partitions/);
     // Every total stays; what the fix changes shows by key: "damaged" comes in, "other" gives it up.
     expect(await page.getByTestId('change-movers').locator('tr', { hasText: 'damaged' }).textContent()).toMatch(/^damaged\d+\+/);
     await shot(page, 'training-06-impact');
