@@ -16,7 +16,8 @@ import {
   type WriteMode,
 } from '../shared/schemas.ts';
 import { Runner } from '../electron/engine/executor/runner.ts';
-import type { RunOutcome } from '../electron/engine/executor/events.ts';
+import type { ExecutorEvent, RunOutcome } from '../electron/engine/executor/events.ts';
+import type { StopMonitor } from '../electron/engine/safety/stopConditions.ts';
 import { jobHash } from '../electron/engine/plan/hash.ts';
 import { openStore } from '../electron/engine/store/index.ts';
 import { PostgresPartitionTarget } from '../electron/engine/targets/postgres/partitionTarget.ts';
@@ -65,6 +66,11 @@ export async function runExecutor(opts: {
   mode?: WriteMode;
   /** Read each written partition back for its measures and checksum (see PostgresTargetOptions). */
   scanTarget?: boolean;
+  /** stop conditions and throttle signals ((i) measures the throttle's reactions) */
+  monitor?: StopMonitor;
+  onEvent?: (event: ExecutorEvent) => void;
+  /** the runner, to stop it when the measurement is done */
+  onRunner?: (runner: Runner) => void;
 }): Promise<RunOutcome & { writeMs: number; profile: Profile | undefined }> {
   const ledgerDir = mkdtempSync(join(tmpdir(), 'bfr-bench-'));
   const store = openStore(join(ledgerDir, 'ledger.sqlite'));
@@ -109,12 +115,14 @@ export async function runExecutor(opts: {
     let firstStart = 0;
     let lastPublished = 0;
     let profile: Profile | undefined;
-    const outcome = await new Runner({
+    const runner = new Runner({
       store,
       runId,
       target,
       actor: 'bench',
+      monitor: opts.monitor,
       onEvent: (e) => {
+        opts.onEvent?.(e);
         if (e.type === 'partition-started' && firstStart === 0) {
           firstStart = performance.now();
           resetProfile();
@@ -124,7 +132,9 @@ export async function runExecutor(opts: {
           if (profiling()) profile = snapshotProfile();
         }
       },
-    }).run();
+    });
+    opts.onRunner?.(runner);
+    const outcome = await runner.run();
     return { ...outcome, writeMs: lastPublished - firstStart, profile };
   } finally {
     store.close();

@@ -15,6 +15,8 @@
  *   (f), (g) the sandbox: cold start (< 10 s) and stop (no process left) — see bench/sandbox.ts
  *   (limits) the largest accepted job file's parse and bundle's verify — see bench/limits.ts
  *   (h) run-backfill --version and status start-up ÷ node -e 0 — target ≤ 1.5× + 100 ms; bench/startup.ts
+ *   (i) the throttle: a signal crossing its level → the executor's pause, and its recovery → the
+ *       next partition, each against the check interval (200, 500, 1000 ms) — see bench/throttle.ts
  *   (l) the change by key over the same rows and partitions ÷ their plain count(*) + sum scans
  *       on both sides — aim ≤ 2; bench/changeByKey.ts
  *
@@ -24,7 +26,8 @@
  * BENCH_ROWS (default 1,000,000), BENCH_MIN_PAIRS (default 8) and BENCH_ROUNDS (default 6:
  * rounds of the S3 and sandbox benches, and of (a)'s variants) tune it.
  * BENCH_ONLY=pg runs (a)–(c) and skips the S3 benches (for iterating on the Postgres path);
- * BENCH_ONLY=a, b, c, h or l runs that one alone; BENCH_ONLY=sandbox runs (f) and (g) alone; BENCH_ONLY=limits, (limits).
+ * BENCH_ONLY=a, b, c, h, i or l runs that one alone; BENCH_ONLY=sandbox runs (f) and (g) alone; BENCH_ONLY=limits, (limits).
+ * BENCH_THROTTLE_TRIALS (default 5) sets (i)'s trials per interval.
  * BENCH_PROFILE=1 also prints, for (a) and (b), the time per partition of each statement kind
  * the executor sends (see bench/profile.ts), from the median round.
  */
@@ -43,6 +46,7 @@ import { runS3Benches } from './s3.ts';
 import { describePairs, measurePairs, median, type PairedResult } from './pairs.ts';
 import { runSandboxBench } from './sandbox.ts';
 import { runStartupBench } from './startup.ts';
+import { runThrottleBench } from './throttle.ts';
 
 const ROWS = Number(process.env.BENCH_ROWS ?? 1_000_000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
@@ -53,7 +57,7 @@ const FROM = '2026-01-01';
 const TO = '2026-01-31';
 const EMPTY_PARTITIONS = 200;
 const ONLY = process.env.BENCH_ONLY ?? '';
-const SOLO = ['a', 'b', 'c', 'h', 'l', 'sandbox', 'limits'] as const;
+const SOLO = ['a', 'b', 'c', 'h', 'i', 'l', 'sandbox', 'limits'] as const;
 if (!['', 'pg', ...SOLO].includes(ONLY)) throw new Error(`BENCH_ONLY=${ONLY}: use pg, ${SOLO.join(', ')}`);
 const want = (bench: (typeof SOLO)[number] | 's3'): boolean =>
   ONLY === '' || ONLY === bench || (ONLY === 'pg' && ['a', 'b', 'c', 'l'].includes(bench));
@@ -190,6 +194,7 @@ async function main(): Promise<void> {
   if (ONLY === 'limits') return;
   if (ONLY === 'h') return runStartupBench(line);
   if (ONLY === 'sandbox') return runSandboxBench(line, ROUNDS);
+  if (ONLY === 'i') return throttleAlone();
   const servers: RunningPg[] = [];
   try {
     const password = randomBytes(12).toString('base64url');
@@ -387,8 +392,25 @@ async function main(): Promise<void> {
     else for (const l of await runS3Benches(a.info, ROWS)) line(l.name, l.value, l.target, l.pass, l.detail, l.skipped);
     if (want('sandbox')) await runSandboxBench(line, ROUNDS);
     if (want('h')) await runStartupBench(line);
+    if (want('i')) await runThrottleBench(line, a.info);
   } finally {
     for (const s of servers.reverse()) await s.stop().catch(() => undefined);
+  }
+}
+
+/** (i) alone needs one PostgreSQL and no seeded million rows. */
+async function throttleAlone(): Promise<void> {
+  const server = await startEmbeddedPostgres({
+    name: 'bench-throttle',
+    dir: join(tmpdir(), `bfr-bench-throttle-${process.pid}`),
+    password: randomBytes(12).toString('base64url'),
+    persistent: false,
+    fast: true,
+  });
+  try {
+    await runThrottleBench(line, server.info);
+  } finally {
+    await server.stop();
   }
 }
 

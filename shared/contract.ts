@@ -10,6 +10,7 @@
 import { z } from 'zod';
 import type * as T from './contractTypes.ts';
 import { connectionNameSchema, jobNameSchema, planSchema, REQUEST_ID } from './schemas.ts';
+import { envNameSchema } from './envName.ts';
 
 /** A call's declaration: its input schema and, as a type only, its result. */
 export interface CallSpec<I extends z.ZodType, R> {
@@ -53,6 +54,19 @@ export const CALLS = {
   )<T.ConnectionSummary>(),
   'connections:remove': call(z.strictObject({ name: connectionNameSchema }))<{ removed: boolean }>(),
   'connections:test': call(z.strictObject({ name: connectionNameSchema }))<T.ConnectionTest>(),
+
+  /** Secrets for the names the workspace's files use (bearer_token_env, url_env, headers_env). */
+  'secrets:list': call(none)<T.SecretSummary[]>(),
+  'secrets:save': call(
+    z.strictObject({
+      name: envNameSchema,
+      /** crosses renderer → main only; never sent back */
+      value: z.string().min(1, 'must not be empty').max(8192),
+      remember: z.enum(['save', 'session']),
+      acceptPlainText: z.boolean().default(false),
+    }),
+  )<T.SecretSummary>(),
+  'secrets:remove': call(z.strictObject({ name: envNameSchema }))<{ removed: boolean }>(),
 
   'jobs:list': call(none)<T.JobList>(),
   'jobs:get': call(z.strictObject({ name: jobNameSchema }))<T.JobDetail>(),

@@ -7,6 +7,7 @@ import type { ChartRow } from './changeCharts.ts';
 import type { KeyChange, KeyChangeTotals } from './keyChange.ts';
 import type { NoteSection } from './noteBlocks.ts';
 import type { RedFlag } from './redFlags.ts';
+import type { SignalReading, ThrottleState } from './signals.ts';
 import type { Job, Unit } from './schemas.ts';
 import type { StepView } from './runbookSteps.ts';
 import type { Tier } from './tier.ts';
@@ -43,6 +44,14 @@ export interface ConnectionSummary {
   /** where it is defined: the workspace's backfill.config.yaml, or the app (SQLite) */
   source: 'config' | 'app';
   password: 'saved' | 'session' | 'environment' | 'none';
+}
+
+/** A secret saved in the app for a name the workspace's files use (a probe's token, a webhook's URL). Never its value. */
+export interface SecretSummary {
+  name: string;
+  /** 'os': encrypted by the OS keychain · 'plain-text': encrypted with a key on disk · 'session': kept in memory until the app quits */
+  storage: 'os' | 'plain-text' | 'session';
+  updatedAt: string | null;
 }
 
 export interface ConnectionTest {
@@ -321,6 +330,9 @@ export type ExecutorEventView =
   | { type: 'partition-failed'; key: string; error: string }
   | { type: 'stopping'; reason: string; kind: 'operator' | 'condition' }
   | { type: 'retuned'; concurrency: number; sleepMs: number }
+  | { type: 'signals'; readings: SignalReading[] }
+  | { type: 'throttled'; since: string; over: SignalReading[]; reason: string }
+  | { type: 'throttle-ended'; since: string; throttledMs: number; reason: string; outcome: 'resumed' | 'halted' | 'stopped' }
   | { type: 'reconciled'; ok: number; problems: number }
   | {
       type: 'run-finished';
@@ -349,6 +361,8 @@ export interface LiveStats {
   /** when the ledger last recorded a published partition */
   lastCheckpointAt: string | null;
   stop: { reason: string; kind: 'operator' | 'condition' } | null;
+  /** throttled now: no new partition starts until the signals settle under their levels */
+  throttle: ThrottleState | null;
 }
 
 export type ProgressEvent =

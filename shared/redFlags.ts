@@ -56,8 +56,12 @@ export function redFlags(input: RedFlagInput): RedFlag[] {
     });
   }
 
-  const { sleep_ms, concurrency } = plan.throttle;
-  if (sleep_ms === 0 && concurrency > 1) {
+  const { sleep_ms, concurrency, duty_cycle } = plan.throttle;
+  // A duty cycle below 1 is a pause between partitions too, in proportion to their duration.
+  const paced = duty_cycle !== undefined && duty_cycle < 1;
+  if (paced) {
+    // paced: no flag
+  } else if (sleep_ms === 0 && concurrency > 1) {
     flags.push({
       code: 'no-throttle',
       severity: 'warn',
@@ -73,8 +77,15 @@ export function redFlags(input: RedFlagInput): RedFlag[] {
     });
   }
 
-  const { max_replication_lag_s, max_lock_wait_ms, max_row_diff_ratio } = plan.stop;
-  if (max_replication_lag_s === undefined && max_lock_wait_ms === undefined && max_row_diff_ratio === undefined) {
+  const stop = plan.stop;
+  const watched = [
+    stop.max_replication_lag_s,
+    stop.critical_replication_lag_s,
+    stop.max_lock_wait_ms,
+    stop.critical_lock_wait_ms,
+    stop.max_row_diff_ratio,
+  ];
+  if (watched.every((level) => level === undefined) && stop.probes.length === 0) {
     flags.push({
       code: 'no-stop-conditions',
       severity: 'warn',

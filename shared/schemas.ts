@@ -5,6 +5,8 @@
 import { z } from 'zod';
 import { showValue } from './errors.ts';
 import { s3KeyProblem } from './s3Keys.ts';
+import { envNameSchema, headersEnvSchema } from './envName.ts';
+import { notifySchema } from './notifyConfig.ts';
 
 export const unitSchema = z.enum(['hour', 'day', 'month']);
 export type Unit = z.output<typeof unitSchema>;
@@ -106,6 +108,8 @@ export const configSchema = z.strictObject({
   ledger: z.string().min(1).optional(),
   /** Marks a training workspace: every screen and command says "Sandbox". */
   sandbox: z.boolean().default(false),
+  /** Who hears about runs: Slack and JSON webhooks, and for which events (shared/notifyConfig.ts). */
+  notify: notifySchema.optional(),
 });
 export type Config = z.output<typeof configSchema>;
 
@@ -453,6 +457,160 @@ export function asPostgresJob(job: Job): PostgresJob {
   return job;
 }
 
+// ---- stop conditions: signals with a throttle level and a critical level ----
+//
+// New fields are optional without defaults (defaults apply where they are used): a plan's hash
+// is taken after defaults are filled in, so a default here would change the hash of every plan
+// signed before the field existed.
+
+const HTTP_URL_HINT = 'e.g. "http://prometheus.internal:9090"';
+
+/** An http(s) URL without credentials in it: tokens come from environment variables (or the app's secret store). */
+export const probeUrlSchema = z.string().superRefine((url, ctx) => {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    ctx.addIssue({ code: 'custom', message: `${showValue(url)} is not a URL, ${HTTP_URL_HINT}` });
+    return;
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')
+    ctx.addIssue({ code: 'custom', message: `${showValue(url)} must start with http:// or https://, ${HTTP_URL_HINT}` });
+  else if (parsed.username !== '' || parsed.password !== '')
+    ctx.addIssue({
+      code: 'custom',
+      message: `${showValue(redactUrl(url))} holds credentials: remove them and name an environment variable in bearer_token_env or headers_env`,
+    });
+});
+
+const probeCommon = {
+  name: text,
+  /** the throttle level: while the value is above it the run waits, then continues by itself */
+  max: z.number(),
+  /** the critical level: above it the run halts at once, rolling back the partition in flight */
+  critical: z.number().optional(),
+};
+
+const httpAuth = {
+  /** sent as `Authorization: Bearer <value of this variable>` */
+  bearer_token_env: envNameSchema.optional(),
+  /** header name → the environment variable holding its value (API keys) */
+  headers_env: headersEnvSchema.optional(),
+  timeout_ms: z.number().int().min(100).max(60_000).optional(),
+};
+
+export const probeSchema = z.discriminatedUnion('kind', [
+  // `kind` may be left out: plans written before the other kinds stay valid and hash the same.
+  z.strictObject({ kind: z.literal('sql').optional(), ...probeCommon, sql: text, connection: connectionNameSchema.optional() }),
+  /** an instant PromQL query; the largest value of the result is the reading */
+  z.strictObject({ kind: z.literal('prometheus'), ...probeCommon, url: probeUrlSchema, query: text, ...httpAuth }),
+  /** a JSON document and the path to a number in it: `status.totallag`, `partitions[0].lag` */
+  z.strictObject({
+    kind: z.literal('http'),
+    ...probeCommon,
+    url: probeUrlSchema,
+    path: z
+      .string()
+      .regex(/^[A-Za-z0-9_$-]+(\[\d+\])*(\.[A-Za-z0-9_$-]+(\[\d+\])*)*$/, 'must be a path like status.totallag or items[0].lag'),
+    ...httpAuth,
+  }),
+  /** VACUUM (autovacuum or manual) in progress on the target table, from pg_stat_progress_vacuum: 0 or 1 */
+  z.strictObject({
+    kind: z.literal('autovacuum'),
+    name: text.optional(),
+    max: z.number().optional(),
+    critical: z.number().optional(),
+    connection: connectionNameSchema.optional(),
+  }),
+]);
+export type Probe = z.output<typeof probeSchema>;
+export type ProbeKind = NonNullable<Probe['kind']>;
+
+/** Above critical, the run halts; above max it throttles first. critical below max would never throttle. */
+function checkLevels(
+  max: number | undefined,
+  critical: number | undefined,
+  ctx: z.core.$RefinementCtx,
+  path: (string | number)[],
+  names: [string, string],
+): void {
+  if (max !== undefined && critical !== undefined && critical < max)
+    ctx.addIssue({
+      code: 'custom',
+      path,
+      message: `${names[1]} ${critical} is below ${names[0]} ${max}: the run throttles above ${names[0]} and halts above ${names[1]}, so make ${names[1]} the larger`,
+    });
+}
+
+export const stopSchema = z
+  .strictObject({
+    /** throttle level: replicas this far behind make the run wait */
+    max_replication_lag_s: z.number().positive().optional(),
+    /** critical level: replicas this far behind halt the run at once */
+    critical_replication_lag_s: z.number().positive().optional(),
+    max_lock_wait_ms: positiveInt.optional(),
+    critical_lock_wait_ms: positiveInt.optional(),
+    max_consecutive_failures: z.number().int().min(1).default(3),
+    max_row_diff_ratio: z.number().positive().optional(),
+    /** a connection to a read replica whose replay lag is watched (else pg_stat_replication on the target) */
+    replica: connectionNameSchema.optional(),
+    /** local wall-clock hours when backfills must not run, e.g. { from: '09:00', to: '18:00' } */
+    no_run_window: z
+      .strictObject({
+        from: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'),
+        to: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'),
+        timezone: timeZoneSchema.optional(),
+      })
+      .optional(),
+    /** a file whose existence stops the run at once (the partition in flight rolls back) */
+    panic_file: z.string().min(1).optional(),
+    /** more signals: SQL, Prometheus, an HTTP JSON endpoint, autovacuum on the target table */
+    probes: z.array(probeSchema).default([]),
+    /** how often the signals are measured */
+    check_interval_ms: z.number().int().min(100).default(1000),
+    /** halt when throttled continuously this long (default 1800: 30 minutes) */
+    max_throttle_s: z.number().positive().optional(),
+    /** every signal must stay under its level this long before a throttled run continues (default 3 × check_interval_ms) */
+    settle_ms: z.number().int().min(0).max(3_600_000).optional(),
+  })
+  .superRefine((stop, ctx) => {
+    checkLevels(
+      stop.max_replication_lag_s,
+      stop.critical_replication_lag_s,
+      ctx,
+      ['critical_replication_lag_s'],
+      ['max_replication_lag_s', 'critical_replication_lag_s'],
+    );
+    checkLevels(
+      stop.max_lock_wait_ms,
+      stop.critical_lock_wait_ms,
+      ctx,
+      ['critical_lock_wait_ms'],
+      ['max_lock_wait_ms', 'critical_lock_wait_ms'],
+    );
+    const names = new Set<string>();
+    stop.probes.forEach((p, i) => {
+      checkLevels(p.max, p.critical, ctx, ['probes', i, 'critical'], ['max', 'critical']);
+      const name = probeName(p);
+      if (names.has(name))
+        ctx.addIssue({
+          code: 'custom',
+          path: ['probes', i, 'name'],
+          message: `probe name ${showValue(name)} is used twice: each signal needs its own name`,
+        });
+      names.add(name);
+    });
+  });
+export type StopSettings = z.output<typeof stopSchema>;
+
+/** A probe's name as the run reports it (an autovacuum probe may leave it out). */
+export function probeName(p: Probe): string {
+  return p.name ?? (p.kind === 'autovacuum' ? 'autovacuum' : '');
+}
+
+/** Defaults of fields kept optional for the plan hash's sake (see above). */
+export const THROTTLE_DEFAULTS = { maxThrottleS: 1800, settleIntervals: 3 } as const;
+
 export const REQUEST_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 export const planSchema = z.strictObject({
@@ -467,32 +625,11 @@ export const planSchema = z.strictObject({
     .strictObject({
       sleep_ms: z.number().int().min(0).default(0),
       concurrency: z.number().int().min(1).max(16).default(1),
+      /** work at most this share of wall time: after a partition of d ms, pause d × (1 − F) / F (at least sleep_ms) */
+      duty_cycle: z.number().gt(0, 'must be above 0 (0 would never work)').max(1, 'must be at most 1 (1: no pause)').optional(),
     })
     .prefault({}),
-  stop: z
-    .strictObject({
-      max_replication_lag_s: z.number().positive().optional(),
-      max_lock_wait_ms: positiveInt.optional(),
-      max_consecutive_failures: z.number().int().min(1).default(3),
-      max_row_diff_ratio: z.number().positive().optional(),
-      /** a connection to a read replica whose replay lag is watched (else pg_stat_replication on the target) */
-      replica: connectionNameSchema.optional(),
-      /** local wall-clock hours when backfills must not run, e.g. { from: '09:00', to: '18:00' } */
-      no_run_window: z
-        .strictObject({
-          from: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'),
-          to: z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM'),
-          timezone: timeZoneSchema.optional(),
-        })
-        .optional(),
-      /** a file whose existence stops the run at once (the partition in flight rolls back) */
-      panic_file: z.string().min(1).optional(),
-      /** custom SQL probes on the target: each returns one number that must stay ≤ max */
-      probes: z.array(z.strictObject({ name: text, sql: text, max: z.number(), connection: connectionNameSchema.optional() })).default([]),
-      /** how often conditions are measured while a long statement runs */
-      check_interval_ms: z.number().int().min(100).default(1000),
-    })
-    .prefault({}),
+  stop: stopSchema.prefault({}),
   owner: z.string().optional(),
   requested_by: z.string().optional(),
 });

@@ -3,6 +3,10 @@
  * or one JSON object per line on stdout with --json (for scripts).
  */
 import type { ExecutorEvent } from '../engine/executor/events.ts';
+import { followThrottle, throttleReason, type ThrottleState } from '../../shared/signals.ts';
+
+/** In a log (no terminal), how often a throttled run says it is still waiting. */
+const STILL_THROTTLED_EVERY_MS = 30_000;
 
 export interface Reporter {
   /** A human sentence (goes to stderr with --json so stdout stays machine-readable). */
@@ -43,6 +47,8 @@ class TextReporter implements Reporter {
   private started = Date.now();
   private current = '';
   private barShown = false;
+  private throttle: ThrottleState | null = null;
+  private throttleSaidAt = 0;
   private readonly tty: boolean;
 
   constructor(private readonly s: Streams) {
@@ -60,6 +66,7 @@ class TextReporter implements Reporter {
   }
 
   event(event: ExecutorEvent): void {
+    this.throttle = followThrottle(this.throttle, event);
     switch (event.type) {
       case 'run-started':
         this.total = event.toDo;
@@ -95,6 +102,23 @@ class TextReporter implements Reporter {
       case 'retuned':
         this.say(`Retuned: concurrency ${event.concurrency}, ${event.sleepMs} ms between partitions`);
         break;
+      case 'throttled':
+        this.throttleSaidAt = Date.now();
+        this.say(
+          `Throttled: ${event.reason} — partitions in flight finish; the next starts once every signal has stayed under its level for the settle time`,
+        );
+        break;
+      case 'signals':
+        if (this.throttle && !this.tty && Date.now() - this.throttleSaidAt >= STILL_THROTTLED_EVERY_MS) {
+          this.throttleSaidAt = Date.now();
+          this.say(`  ${this.throttleText(this.throttle)}`);
+        } else this.drawBar();
+        break;
+      case 'throttle-ended':
+        this.say(
+          `Throttle ${event.outcome === 'resumed' ? 'ended' : `episode ended (run ${event.outcome})`} after ${formatDuration(event.throttledMs)}: ${event.reason}`,
+        );
+        break;
       case 'reconciled':
         this.say(`Reconciliation: ${event.ok} partition(s) agree${event.problems ? `, ${event.problems} do NOT` : ''}`);
         break;
@@ -120,7 +144,16 @@ class TextReporter implements Reporter {
     const width = 24;
     const filled = this.total > 0 ? Math.round((this.done / this.total) * width) : 0;
     const bar = '█'.repeat(filled) + '░'.repeat(width - filled);
-    return `[${bar}] ${this.done}/${this.total} · ${this.current} · ${rate.toLocaleString('en-US')} rows/min · ETA ${eta}`;
+    const state = this.throttle ? ` · ${this.throttleText(this.throttle)}` : '';
+    return `[${bar}] ${this.done}/${this.total} · ${this.current} · ${rate.toLocaleString('en-US')} rows/min · ETA ${eta}${state}`;
+  }
+
+  /** `THROTTLED 1m 20s: replication lag on replica "r": 12.3 s > 5 s` */
+  private throttleText(t: ThrottleState): string {
+    const since = formatDuration(Date.now() - Date.parse(t.since));
+    return t.settling
+      ? `THROTTLED ${since}, settling: every signal back under its level (was ${throttleReason(t.over)})`
+      : `THROTTLED ${since}: ${throttleReason(t.over)}`;
   }
 
   private drawBar(): void {

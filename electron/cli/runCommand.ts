@@ -7,6 +7,7 @@ import type { Reprocess } from '../engine/executor/runner.ts';
 import { configForPlan, openExecution, type Execution } from '../engine/runbook/execute.ts';
 import { loadConfig, loadJob, loadPlan } from '../engine/plan/load.ts';
 import { dryRun } from '../engine/runbook/dryRun.ts';
+import { notifyDryRunReady } from '../engine/notify/dryRunReady.ts';
 import { openTarget, preparePlan, type PreparedPlan } from '../engine/runbook/prepare.ts';
 import type { Store } from '../engine/store/index.ts';
 import { EXIT, type ExitCode } from './exitCodes.ts';
@@ -96,6 +97,9 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
     out.say(
       `Dry run kept as evidence #${result.evidenceId} for plan ${prepared.planHash.slice(0, 12)}. Nothing was written to the target.`,
     );
+    await notifyDryRunReady({ config, env: process.env, store, prepared, rows: result.rows, actor: actor(opts.operator) }, (t) =>
+      out.say(t),
+    );
     return EXIT.ok;
   }
   const existing = store.runs.get(plan.request_id);
@@ -126,6 +130,7 @@ async function execute(loaded: LoadedPlan, opts: RunOptions, store: Store, out: 
     onSanity: (report) => out.record('sanity-check', { ...report }, formatSanity(report)),
     onRetuned: (summary) => out.say(`Retuned run ${prepared.plan.request_id} for this resume: ${summary}`),
     onEvent: (e) => out.event(e),
+    onNotice: (text) => out.say(text),
   });
   if (execution.status === 'done') {
     out.say(`Run ${execution.runId} already succeeded; nothing to resume (use --reprocess all to redo it).`);
@@ -143,6 +148,8 @@ async function execute(loaded: LoadedPlan, opts: RunOptions, store: Store, out: 
   process.on('SIGTERM', onSignal);
   try {
     const outcome = await runner.run();
+    // Whatever is still on its way to the notify targets gets a few seconds, never more.
+    await execution.notifications?.drain();
     switch (outcome.status) {
       case 'succeeded':
         return EXIT.ok;

@@ -45,6 +45,12 @@ export const PLAN_FLAGS: readonly PlanFlag[] = [
     parse: integer(1, 16),
   },
   {
+    flags: '--duty-cycle <f>',
+    field: 'throttle.duty_cycle',
+    description: 'work at most this share of wall time (0 < f ≤ 1): pause after each partition in proportion to its duration',
+    parse: number(0.001, 1),
+  },
+  {
     flags: '--max-consecutive-failures <n>',
     field: 'stop.max_consecutive_failures',
     description: 'halt after this many failures in a row (default 3)',
@@ -53,7 +59,13 @@ export const PLAN_FLAGS: readonly PlanFlag[] = [
   {
     flags: '--max-replication-lag-s <s>',
     field: 'stop.max_replication_lag_s',
-    description: 'halt when replicas fall this far behind',
+    description: 'throttle (wait, then continue) while replicas are this far behind',
+    parse: number(0.001),
+  },
+  {
+    flags: '--critical-replication-lag-s <s>',
+    field: 'stop.critical_replication_lag_s',
+    description: 'halt at once (rolling back the partition in flight) when replicas are this far behind',
     parse: number(0.001),
   },
   {
@@ -64,8 +76,32 @@ export const PLAN_FLAGS: readonly PlanFlag[] = [
   {
     flags: '--max-lock-wait-ms <ms>',
     field: 'stop.max_lock_wait_ms',
-    description: "halt when sessions wait this long behind the backfill's locks; also its lock_timeout",
+    description: "throttle while sessions wait this long behind the backfill's locks; also its lock_timeout",
     parse: integer(1),
+  },
+  {
+    flags: '--critical-lock-wait-ms <ms>',
+    field: 'stop.critical_lock_wait_ms',
+    description: "halt at once (rolling back the partition in flight) when sessions wait this long behind the backfill's locks",
+    parse: integer(1),
+  },
+  {
+    flags: '--max-throttle-s <s>',
+    field: 'stop.max_throttle_s',
+    description: 'halt when throttled continuously for longer than this (default 1800)',
+    parse: number(0.001),
+  },
+  {
+    flags: '--settle-ms <ms>',
+    field: 'stop.settle_ms',
+    description: 'a throttled run continues once every signal has stayed under its level this long (default 3 check intervals)',
+    parse: integer(0, 3_600_000),
+  },
+  {
+    flags: '--check-interval-ms <ms>',
+    field: 'stop.check_interval_ms',
+    description: 'how often the signals are measured (default 1000)',
+    parse: integer(100, 3_600_000),
   },
   {
     flags: '--max-row-diff-ratio <r>',

@@ -5,6 +5,7 @@ import type { DryRunRow, Measures } from '../engine/executor/types.ts';
 import type { PartitionRecord, Run } from '../engine/store/index.ts';
 import type { SanityReport } from '../engine/safety/sanity.ts';
 import type { RunMetrics } from '../engine/executor/metrics.ts';
+import type { ThrottleEpisode } from '../engine/executor/throttleEpisodes.ts';
 
 /** Columns after the first are right-aligned (numbers) unless `leftAligned` names them (text). */
 export function table(header: string[], rows: string[][], leftAligned: readonly number[] = []): string {
@@ -150,5 +151,14 @@ export function formatMetrics(m: RunMetrics): string {
   const age = m.checkpointAgeS === null ? '–' : `${m.checkpointAgeS} s`;
   const dup = m.duplicateKeys === null ? '– (not reconciled yet)' : String(m.duplicateKeys);
   const diff = m.validationDiffRatio === null ? '–' : m.validationDiffRatio.toFixed(6);
-  return `  metrics: ${m.rowsPerMinute.toLocaleString('en-US')} rows/min over ${(m.activeMs / 1000).toFixed(1)} s active · checkpoint age ${age} · stops ${m.stopCount} · duplicate keys ${dup} · validation diff ratio ${diff}`;
+  return `  metrics: ${m.rowsPerMinute.toLocaleString('en-US')} rows/min over ${(m.activeMs / 1000).toFixed(1)} s active · checkpoint age ${age} · stops ${m.stopCount} · duplicate keys ${dup} · validation diff ratio ${diff} · throttled ${m.throttleCount} time(s), ${(m.throttledMs / 1000).toFixed(1)} s`;
+}
+
+/** Every throttle episode: when, how long, which signals at their worst, how it ended. */
+export function formatThrottleEpisodes(episodes: readonly ThrottleEpisode[]): string {
+  if (episodes.length === 0) return '';
+  return `Throttle episodes:\n${table(
+    ['since', 'for', 'outcome', 'signals (at their worst)'],
+    episodes.map((e) => [e.since, `${(e.ms / 1000).toFixed(1)} s`, e.outcome === 'open' ? 'THROTTLED NOW' : e.outcome, e.reason]),
+  )}`;
 }

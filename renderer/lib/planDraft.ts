@@ -21,7 +21,11 @@ export interface PlanDraft {
   maxConsecutiveFailures: string;
   maxRowDiffRatio: string;
   maxLockWaitMs: string;
+  criticalLockWaitMs: string;
   maxReplicationLagS: string;
+  criticalReplicationLagS: string;
+  maxThrottleS: string;
+  dutyCycle: string;
   panicFile: string;
   owner: string;
   requestedBy: string;
@@ -39,7 +43,11 @@ export const EMPTY_DRAFT: PlanDraft = {
   maxConsecutiveFailures: '3',
   maxRowDiffRatio: '',
   maxLockWaitMs: '',
+  criticalLockWaitMs: '',
   maxReplicationLagS: '',
+  criticalReplicationLagS: '',
+  maxThrottleS: '',
+  dutyCycle: '',
   panicFile: '',
   owner: '',
   requestedBy: '',
@@ -70,7 +78,10 @@ export function draftToPlan(d: PlanDraft, job: Job | null): PlanInput {
   put('max_consecutive_failures', num(d.maxConsecutiveFailures));
   put('max_row_diff_ratio', num(d.maxRowDiffRatio));
   put('max_lock_wait_ms', num(d.maxLockWaitMs));
+  put('critical_lock_wait_ms', num(d.criticalLockWaitMs));
   put('max_replication_lag_s', num(d.maxReplicationLagS));
+  put('critical_replication_lag_s', num(d.criticalReplicationLagS));
+  put('max_throttle_s', num(d.maxThrottleS));
   put('panic_file', d.panicFile.trim() === '' ? undefined : d.panicFile.trim());
   return {
     request_id: d.requestId.trim(),
@@ -78,7 +89,11 @@ export function draftToPlan(d: PlanDraft, job: Job | null): PlanInput {
     job: d.job,
     range: { from: d.from.trim(), to: d.to.trim() },
     write_mode: d.writeMode || job?.write_mode || 'overwrite-partition',
-    throttle: { sleep_ms: num(d.sleepMs) ?? 0, concurrency: num(d.concurrency) ?? 1 },
+    throttle: {
+      sleep_ms: num(d.sleepMs) ?? 0,
+      concurrency: num(d.concurrency) ?? 1,
+      ...(num(d.dutyCycle) !== undefined ? { duty_cycle: num(d.dutyCycle) } : {}),
+    },
     stop,
     ...(d.owner.trim() ? { owner: d.owner.trim() } : {}),
     ...(d.requestedBy.trim() ? { requested_by: d.requestedBy.trim() } : {}),

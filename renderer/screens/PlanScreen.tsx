@@ -124,6 +124,10 @@ export function PlanScreen() {
           {text('sleepMs', 'Pause between partitions (ms)', { type: 'number', problem: problemOf('throttle.sleep_ms') })}
           {text('concurrency', 'Partitions at a time', { type: 'number', problem: problemOf('throttle.concurrency') })}
         </div>
+        <div className="row2">
+          {text('dutyCycle', 'Duty cycle (share of time working, 0–1)', { placeholder: '0.5', problem: problemOf('throttle.duty_cycle') })}
+          {text('maxThrottleS', 'Halt when throttled longer than (s)', { placeholder: '1800', problem: problemOf('stop.max_throttle_s') })}
+        </div>
         <fieldset>
           <legend>Stop conditions</legend>
           <div className="row3">
@@ -143,12 +147,27 @@ export function PlanScreen() {
               problem: problemOf('stop.max_lock_wait_ms'),
             })}
           </div>
-          <div className="row2">
+          <p className="muted small">
+            Above a max level the run throttles: it waits, then continues by itself. Above a critical level it halts at once.
+          </p>
+          <div className="row3">
+            {text('criticalLockWaitMs', 'Critical lock wait (ms)', {
+              placeholder: 'no limit',
+              hint: 'e.g. 30000',
+              problem: problemOf('stop.critical_lock_wait_ms'),
+            })}
             {text('maxReplicationLagS', 'Max replication lag (s)', {
               placeholder: 'no limit',
               hint: 'e.g. 30',
               problem: problemOf('stop.max_replication_lag_s'),
             })}
+            {text('criticalReplicationLagS', 'Critical replication lag (s)', {
+              placeholder: 'no limit',
+              hint: 'e.g. 300',
+              problem: problemOf('stop.critical_replication_lag_s'),
+            })}
+          </div>
+          <div className="row2">
             {text('panicFile', 'Panic file (its existence stops the run)', {
               placeholder: 'none',
               hint: 'e.g. /tmp/stop-backfill',

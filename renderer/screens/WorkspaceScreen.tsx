@@ -6,6 +6,7 @@
 import { useState } from 'react';
 import { act } from '../api.ts';
 import { ConnectionsPanel } from '../components/ConnectionsPanel.tsx';
+import { SecretsPanel } from '../components/SecretsPanel.tsx';
 import { IdentitiesPanel } from '../components/IdentitiesPanel.tsx';
 import { useApp } from '../store/index.ts';
 
@@ -63,6 +64,7 @@ export function WorkspaceScreen() {
         </form>
       </section>
       <ConnectionsPanel />
+      <SecretsPanel />
       <IdentitiesPanel />
     </div>
   );

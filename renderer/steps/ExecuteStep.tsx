@@ -1,7 +1,9 @@
 /**
  * Step 5, execute: a live partition grid, progress, rows per minute, ETA and checkpoint age,
  * and pause / resume / stop — all at a partition boundary. When a stop condition fires, it
- * says which and why; the run stays resumable.
+ * says which and why; the run stays resumable. While a signal is over its level the run is
+ * throttled: it says which signal, its value against its level and for how long, and a small
+ * chart draws the signal over time against its levels, beside rows per minute.
  */
 import { useState } from 'react';
 import type { CalendarUnit } from '../lib/calendar.ts';
@@ -10,6 +12,7 @@ import { useNow } from '../hooks/useCall.ts';
 import { duration, int, when } from '../lib/format.ts';
 import type { StepProps } from '../screens/RunbookScreen.tsx';
 import { useApp } from '../store/index.ts';
+import { SignalPanel, ThrottleBanner, throttledSummary } from './ExecuteSignals.tsx';
 import { ActionButton, StepFrame } from './StepFrame.tsx';
 import { useAction } from './useAction.ts';
 
@@ -80,6 +83,7 @@ export function ExecuteStep(props: StepProps) {
         )}
       </div>
       <StopBanner status={run.status} live={view.live} haltReason={run.haltReason} stopping={stopping} />
+      {view.live && stopping === null && stats?.throttle && <ThrottleBanner state={stats.throttle} now={now} />}
       <div
         className="progress"
         role="progressbar"
@@ -122,7 +126,12 @@ export function ExecuteStep(props: StepProps) {
           <dt>In flight</dt>
           <dd>{stats && stats.running.length > 0 ? stats.running.join(', ') : '–'}</dd>
         </div>
+        <div>
+          <dt>Throttled</dt>
+          <dd className={stats?.throttle ? 'down' : undefined}>{throttledSummary(live?.episodes ?? [], now)}</dd>
+        </div>
       </dl>
+      {live && <SignalPanel live={live} now={now} running={view.live} />}
       <PartitionGrid
         unit={(run.unit ?? 'day') as CalendarUnit}
         cells={view.partitions}

@@ -5,9 +5,18 @@
  */
 import type { ExecutorEventView, LiveStats, PartitionStatusName, ProgressEvent } from '../../shared/contractTypes.ts';
 import type { Slice } from './types.ts';
+import type { SignalSeries } from '../lib/signalChart.ts';
+
+export type { SignalSeries };
 
 export interface RunLive {
   stats: LiveStats | null;
+  /** signal id → its recent readings */
+  signals: Record<string, SignalSeries>;
+  /** partitions published, [epoch ms, rows], for rows per minute */
+  published: [number, number][];
+  /** throttle episodes of this session, [start, end] (end null: throttled now) */
+  episodes: [number, number | null][];
   /** partition key → status, from events since the partitions were last fetched */
   cells: Record<string, PartitionStatusName>;
   step: { step: string; done: number; total: number; key: string | null } | null;
@@ -21,7 +30,34 @@ export interface LiveSlice {
   bump: (runId: string) => void;
 }
 
-const EMPTY: RunLive = { stats: null, cells: {}, step: null, log: [] };
+const EMPTY: RunLive = { stats: null, signals: {}, published: [], episodes: [], cells: {}, step: null, log: [] };
+
+/** Ten minutes of readings at the default check interval. */
+const MAX_POINTS = 600;
+
+/** The chart's data after an event: readings appended per signal, published partitions kept for rows per minute. */
+export function followSignals(live: RunLive, e: ExecutorEventView, at: number): Pick<RunLive, 'signals' | 'published' | 'episodes'> {
+  const { signals: kept, published, episodes } = live;
+  if (e.type === 'partition-published')
+    return { signals: kept, episodes, published: [...published, [at, e.rows] as [number, number]].slice(-MAX_POINTS) };
+  if (e.type === 'throttled') return { signals: kept, published, episodes: [...episodes, [Date.parse(e.since), null]] };
+  if (e.type === 'throttle-ended')
+    return { signals: kept, published, episodes: episodes.map(([from, to]) => [from, to ?? Date.parse(e.since) + e.throttledMs]) };
+  if (e.type !== 'signals') return { signals: kept, published, episodes };
+  const signals = { ...live.signals };
+  for (const r of e.readings) {
+    const before = signals[r.signal];
+    signals[r.signal] = {
+      signal: r.signal,
+      label: r.label,
+      unit: r.unit,
+      max: r.max,
+      critical: r.critical,
+      points: [...(before?.points ?? []), [at, r.value] as [number, number | null]].slice(-MAX_POINTS),
+    };
+  }
+  return { signals, published, episodes };
+}
 
 /** The partition state an executor event implies, if any. */
 export function cellChange(e: ExecutorEventView): [string, PartitionStatusName] | null {
@@ -39,6 +75,9 @@ export function cellChange(e: ExecutorEventView): [string, PartitionStatusName] 
     case 'run-started':
     case 'stopping':
     case 'retuned':
+    case 'signals':
+    case 'throttled':
+    case 'throttle-ended':
     case 'reconciled':
     case 'run-finished':
     case 'engine-error':
@@ -61,6 +100,13 @@ export function describeEvent(e: ExecutorEventView): { text: string; tone: 'info
       return { text: `${e.key}: ${e.reason}`, tone: 'info' };
     case 'stopping':
       return { text: `${e.kind === 'condition' ? 'Stop condition' : 'Stop requested'}: ${e.reason}`, tone: 'warn' };
+    case 'throttled':
+      return { text: `Throttled: ${e.reason}`, tone: 'warn' };
+    case 'throttle-ended':
+      return {
+        text: `Throttle ${e.outcome === 'resumed' ? 'ended, continuing' : `episode ended (run ${e.outcome})`} after ${(e.throttledMs / 1000).toFixed(1)} s: ${e.reason}`,
+        tone: 'info',
+      };
     case 'reconciled':
       return { text: `Reconciled: ${e.ok} agree, ${e.problems} with problems`, tone: e.problems > 0 ? 'error' : 'info' };
     case 'run-finished':
@@ -69,6 +115,7 @@ export function describeEvent(e: ExecutorEventView): { text: string; tone: 'info
       return { text: `Engine error: ${e.message}`, tone: 'error' };
     case 'partition-started':
     case 'retuned':
+    case 'signals':
     case 'detached':
       return null;
   }
@@ -93,7 +140,13 @@ export const createLiveSlice: Slice<LiveSlice> = (set) => ({
         refetch = REFETCH.has(ev.event.type);
         // After a refetching event the partitions come fresh from SQLite; the overlay would only mask them.
         const cells = refetch ? {} : change ? { ...before.cells, [change[0]]: change[1] } : before.cells;
-        next = { ...before, stats: ev.stats, cells, log: line ? [{ at: ev.at, ...line }, ...before.log].slice(0, 200) : before.log };
+        next = {
+          ...before,
+          ...followSignals(before, ev.event, Date.parse(ev.at)),
+          stats: ev.stats,
+          cells,
+          log: line ? [{ at: ev.at, ...line }, ...before.log].slice(0, 200) : before.log,
+        };
       }
       return {
         live: { ...s.live, [ev.runId]: next },

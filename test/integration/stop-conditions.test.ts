@@ -191,7 +191,7 @@ describe('stop conditions', () => {
     await Promise.all([holder.end(), reader.end()]);
   });
 
-  it("a session queued behind the backfill's locks halts the run and gets its lock", async () => {
+  it("a session queued behind the backfill's locks over the critical level: the run halts at once and it gets its lock", async () => {
     const ddl: pg.Client = await adminClient(inject('pgA'), db.name);
     const { child, done } = startCli(ws, [
       'slower-orders',
@@ -201,7 +201,7 @@ describe('stop conditions', () => {
       '2026-05-23',
       '--run-id',
       'waiters-1',
-      '--max-lock-wait-ms',
+      '--critical-lock-wait-ms',
       '300',
     ]);
     await waitForOutput(child, 'Starting run');
@@ -214,9 +214,57 @@ describe('stop conditions', () => {
     await ddl.query('rollback');
     const r = await done;
     expect(r.code, r.stderr).toBe(3);
-    expect(r.stdout).toMatch(/lock wait: 1 session\(s\) waiting behind the backfill's locks, the longest \d+ ms > 300 ms/);
-    expect(ledger('waiters-1').running ?? 0).toBe(0);
-    console.info(`lock waiters: the queued session got its lock after ${waited} ms`);
+    expect(r.stdout).toMatch(/critical level: lock wait behind the backfill's locks: \d+ ms > 300 ms \(critical\)/);
+    expect(ledger('waiters-1')).toEqual({ pending: 3 }); // the partition in flight rolled back
+    console.info(`lock waiters (critical): the queued session got its lock after ${waited} ms`);
+    await ddl.end();
+  });
+
+  it("a session queued behind the backfill's locks over the throttle level: the partition finishes, the run waits, then goes on by itself", async () => {
+    const ddl: pg.Client = await adminClient(inject('pgA'), db.name);
+    const { child, done } = startCli(ws, [
+      'slower-orders',
+      '--from',
+      '2026-05-24',
+      '--to',
+      '2026-05-27',
+      '--run-id',
+      'waiters-2',
+      '--max-lock-wait-ms',
+      '300',
+      '--json',
+    ]);
+    await waitForOutput(child, '"type":"run-started"');
+    await new Promise((res) => setTimeout(res, 300)); // inside the first partition's transaction
+    await ddl.query(`set lock_timeout = 20000`);
+    await ddl.query('begin');
+    await ddl.query('lock table mart.mart_order_daily in access exclusive mode'); // granted once the partition commits
+    await ddl.query('rollback');
+    const r = await done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(ledger('waiters-2')).toEqual({ published: 3 });
+    // The partition in flight finished (nothing rolled back and redone): each written once.
+    const attempts = new Database(ws.db, { readonly: true });
+    const tries = attempts.prepare(`select max(attempt) as n from partitions where run_id = 'waiters-2'`).get() as { n: number };
+    attempts.close();
+    expect(tries.n).toBe(1);
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; reason?: string; outcome?: string });
+    const throttled = events.find((e) => e.type === 'throttled');
+    expect(throttled?.reason).toMatch(/^lock wait behind the backfill's locks: \d+ ms > 300 ms$/);
+    expect(events.find((e) => e.type === 'throttle-ended')?.outcome).toBe('resumed');
+    // the episode is in the ledger, start and end, and in the run's metrics
+    const sqlite = new Database(ws.db, { readonly: true });
+    const audit = sqlite
+      .prepare(`select event from audit_log where run_id = 'waiters-2' and event like 'run.throttle%' order by seq`)
+      .all() as { event: string }[];
+    sqlite.close();
+    expect(audit.map((a) => a.event)).toEqual(['run.throttled', 'run.throttle-ended']);
+    const status = await runCli(ws, ['status', '--run-id', 'waiters-2']);
+    expect(status.stdout).toMatch(/throttled 1 time\(s\), \d+\.\d s/);
+    expect(status.stdout).toMatch(/Throttle episodes:[\s\S]*resumed[\s\S]*lock wait behind the backfill's locks: \d+ ms > 300 ms/);
     await ddl.end();
   });
 });

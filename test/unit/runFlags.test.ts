@@ -34,10 +34,15 @@ const plan: Plan = planSchema.parse({
   range: { from: '2026-05-01', to: '2026-07-01' },
   unit: 'day',
   write_mode: 'overwrite-partition',
-  throttle: { sleep_ms: 200, concurrency: 1 },
+  throttle: { sleep_ms: 200, concurrency: 1, duty_cycle: 0.5 },
   stop: {
     max_replication_lag_s: 30,
+    critical_replication_lag_s: 300,
     max_lock_wait_ms: 5000,
+    critical_lock_wait_ms: 20000,
+    max_throttle_s: 600,
+    settle_ms: 3000,
+    check_interval_ms: 1000,
     max_consecutive_failures: 3,
     max_row_diff_ratio: 0.2,
     replica: 'replica',
@@ -56,8 +61,14 @@ const CASES: Record<string, [repeat: string, contradict: string]> = {
   '--mode': ['overwrite-partition', 'upsert'],
   '--sleep-ms': ['200', '2000'],
   '--concurrency': ['1', '4'],
+  '--duty-cycle': ['0.5', '0.25'],
   '--max-consecutive-failures': ['3', '5'],
   '--max-replication-lag-s': ['30', '120'],
+  '--critical-replication-lag-s': ['300', '600'],
+  '--critical-lock-wait-ms': ['20000', '30000'],
+  '--max-throttle-s': ['600', '60'],
+  '--settle-ms': ['3000', '500'],
+  '--check-interval-ms': ['1000', '500'],
   '--replica': ['replica', 'other-replica'],
   '--max-lock-wait-ms': ['5000', '1000'],
   '--max-row-diff-ratio': ['0.2', '0.5'],
@@ -137,6 +148,15 @@ describe('a resume', () => {
       expect(e.details.hint).toContain('new --run-id');
     },
   );
+
+  it('retunes the duty cycle and the throttle levels; a throttle level above its critical level is refused', () => {
+    const retune = retuneFor('bf-plan-1', plan, resumeChanges(parse(['--duty-cycle', '0.25', '--max-throttle-s', '60'])));
+    expect(retune?.settings).toEqual({ dutyCycle: 0.25, stop: { max_throttle_s: 60 } });
+    expect(effectivePlan(plan, retune?.settings ?? {}).throttle.duty_cycle).toBe(0.25);
+    expect(() => retuneFor('bf-plan-1', plan, resumeChanges(parse(['--max-replication-lag-s', '400'])))).toThrow(
+      /--max-replication-lag-s: critical_replication_lag_s 300 is below max_replication_lag_s 400/,
+    );
+  });
 
   it('checks a retuned value as a plan value, naming its flag', () => {
     expect(() => planWithChanges(plan, resumeChanges(parse(['--no-run-window', '25:00-26:00'])))).toThrow(/--no-run-window .*HH:MM/);

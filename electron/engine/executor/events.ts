@@ -1,3 +1,5 @@
+import type { SignalReading } from '../../../shared/signals.ts';
+
 /** What the executor tells its driver (CLI progress, app `run:progress` events) as it goes. */
 export type ExecutorEvent =
   | { type: 'run-started'; runId: string; total: number; toDo: number; published: number; resumed: boolean; concurrency: number }
@@ -8,6 +10,12 @@ export type ExecutorEvent =
   | { type: 'partition-failed'; key: string; error: string }
   | { type: 'stopping'; reason: string; kind: 'operator' | 'condition' }
   | { type: 'retuned'; concurrency: number; sleepMs: number }
+  /** every measurement of the watched signals, each against its levels */
+  | { type: 'signals'; readings: SignalReading[] }
+  /** a signal went over its throttle level (or cannot be measured): no new partition starts until it settles */
+  | { type: 'throttled'; since: string; over: SignalReading[]; reason: string }
+  /** the episode ended: the signals stayed under their levels for the settle time (resumed), or the run stopped */
+  | { type: 'throttle-ended'; since: string; throttledMs: number; reason: string; outcome: ThrottleOutcome }
   | { type: 'reconciled'; ok: number; problems: number }
   | {
       type: 'run-finished';
@@ -35,3 +43,5 @@ export interface RunOutcome {
   /** set when a partition failed on bad input (InputError): the CLI exits 2 */
   badInput?: string;
 }
+
+export type ThrottleOutcome = 'resumed' | 'halted' | 'stopped';

@@ -20,6 +20,7 @@ import { backoffDelay, sleep } from './retry.ts';
 import type { PartitionTarget, PartitionWriteResult } from './types.ts';
 import type { Fired, StopMonitor } from '../safety/stopConditions.ts';
 import { leaseHolder } from './processAlive.ts';
+import { pauseAfter, Throttle } from './throttle.ts';
 
 /** A stop condition fired before COMMIT: the partition rolls back and the run halts. */
 class StopConditionError extends Error {
@@ -37,7 +38,7 @@ export interface RunnerOptions {
   maxAttempts?: number;
   retryBaseMs?: number;
   maxConsecutiveFailures?: number;
-  /** stop conditions, checked before each partition and while one is written */
+  /** stop conditions and throttle signals, measured every check interval while the run goes (throttle.ts) */
   monitor?: StopMonitor;
   /** runs once the run's lease is ours, before anything else (a resume's retune is recorded here) */
   onLeased?: () => void;
@@ -47,6 +48,7 @@ export interface RunnerOptions {
 interface LiveSettings {
   sleepMs: number;
   concurrency: number;
+  dutyCycle?: number;
 }
 
 /** How long a run's lease lasts without renewal; BACKFILL_RUNBOOK_LEASE_MS shortens it for tests. */
@@ -136,9 +138,12 @@ export class Runner {
         resumed,
         concurrency: settings.concurrency,
       });
+      this.throttle = this.startThrottle();
       await this.drive(queue);
+      await this.throttle?.stop(this.stopReason?.kind === 'condition' ? 'halted' : 'stopped');
       return await this.finish(started);
     } finally {
+      await this.throttle?.stop();
       // Each step on its own: a full disk must not keep connections open (and the process alive).
       this.recordQuietly(() => store.runs.releaseLease(runId, this.owner));
       await target.close();
@@ -146,20 +151,34 @@ export class Runner {
     }
   }
 
-  /** Measures the stop conditions now; a fired one (or one that cannot be measured) halts. */
-  private async conditionFired(phase: 'before' | 'during'): Promise<boolean> {
+  /**
+   * The throttle's loop measures every signal each check interval; the partitions ask its gate
+   * before they start. Its halts go through fire(); a critical level rolls back what is in flight.
+   */
+  private startThrottle(): Throttle | null {
     const monitor = this.options.monitor;
-    // Already stopping (an operator's Ctrl-C, say): nothing new fired — and a soft stop must
-    // never be turned into a rollback of the partition in flight.
-    if (!monitor || this.stopReason) return false;
-    const fired = await (phase === 'before' ? monitor.before() : monitor.during()).catch((err: unknown): Fired => ({
-      condition: 'probe',
-      measured: 'unknown',
-      threshold: 'measurable',
-      reason: `a stop condition could not be measured, halting to be safe: ${message(err)}`,
-    }));
-    if (fired) this.fire(fired);
-    return Boolean(fired);
+    if (!monitor) return null;
+    const { store, runId, actor } = this.options;
+    const throttle = new Throttle({
+      monitor,
+      emit: this.emit,
+      record: (event, detail) =>
+        this.recordQuietly(() => store.audit.append({ runId, entity: 'run', entityId: runId, event, actor, detail })),
+      halt: (fired, now) => {
+        // Already stopping (an operator's Ctrl-C, say): nothing new fired — and a soft stop must
+        // never be turned into a rollback of the partition in flight.
+        if (this.stopReason) return;
+        this.fire(fired);
+        if (now) this.hardStop.abort();
+      },
+      keepAlive: () => {
+        if (this.renewQuietly()) return;
+        this.requestStop('the run lease was taken over by another executor', 'condition');
+        this.hardStop.abort();
+      },
+    });
+    throttle.start();
+    return throttle;
   }
 
   private fire(fired: Fired): void {
@@ -186,6 +205,7 @@ export class Runner {
   }
 
   private leaseRenewedAt = 0;
+  private throttle: Throttle | null = null;
   private planHash = '';
   private writeMode: WriteMode = 'overwrite-partition';
 
@@ -208,30 +228,6 @@ export class Runner {
       if (err instanceof StoreError) return true; // a full disk is handled at the next ledger write
       throw err;
     }
-  }
-
-  /**
-   * While a partition is written: renew the lease and measure the stop conditions every
-   * interval; a fired condition (or a lost lease) rolls the partition back now.
-   */
-  private watch(): () => void {
-    const monitor = this.options.monitor;
-    if (!monitor) return () => undefined;
-    let busy = false;
-    const timer = setInterval(() => {
-      if (busy) return;
-      if (!this.renewQuietly()) {
-        this.requestStop('the run lease was taken over by another executor', 'condition');
-        this.hardStop.abort();
-        return;
-      }
-      busy = true;
-      void this.conditionFired('during').then((fired) => {
-        busy = false;
-        if (fired) this.hardStop.abort();
-      });
-    }, monitor.intervalMs);
-    return () => clearInterval(timer);
   }
 
   /**
@@ -299,7 +295,7 @@ export class Runner {
   private settings(): LiveSettings {
     const run = this.options.store.runs.get(this.options.runId);
     const s = run?.settings ?? {};
-    return { sleepMs: s.sleepMs ?? 0, concurrency: Math.max(1, s.concurrency ?? 1) };
+    return { sleepMs: s.sleepMs ?? 0, concurrency: Math.max(1, s.concurrency ?? 1), dutyCycle: s.dutyCycle };
   }
 
   /**
@@ -344,12 +340,18 @@ export class Runner {
       this.requestStop('the run lease was taken over by another executor', 'condition');
       return;
     }
-    if (this.stopReason || (await this.conditionFired('before')) || this.stopReason) {
+    // While the run is throttled no partition starts; an operator's stop ends the wait.
+    if (!this.stopReason) await this.throttle?.gate(this.softStop.signal);
+    if (this.stopReason) {
       queue.unshift(next);
       return;
     }
+    const began = Date.now();
     await this.runPartition(next);
-    if (queue.length > 0 && !this.stopReason) await sleep(this.settings().sleepMs, this.softStop.signal);
+    if (queue.length > 0 && !this.stopReason) {
+      const { sleepMs, dutyCycle } = this.settings();
+      await sleep(pauseAfter(Date.now() - began, sleepMs, dutyCycle), this.softStop.signal);
+    }
   }
 
   private async runPartition(record: PartitionRecord): Promise<void> {
@@ -360,7 +362,6 @@ export class Runner {
       const started = Date.now();
       const running = store.partitions.transition(runId, partition.key, 'running', {}, actor);
       this.emit({ type: 'partition-started', key: partition.key, attempt: running.attempt });
-      const unwatch = this.watch();
       try {
         const result = await target.writePartition(partition, {
           runId,
@@ -378,7 +379,6 @@ export class Runner {
             store.partitions.transition(runId, partition.key, 'validated', resultPatch(r), actor);
           },
         });
-        unwatch();
         store.partitions.transition(runId, partition.key, 'published', resultPatch(result), actor);
         this.consecutiveFailures = 0;
         this.emit({
@@ -390,7 +390,6 @@ export class Runner {
         });
         return;
       } catch (err) {
-        unwatch();
         const outcome = await this.handleFailure(partition, running.attempt, err, tries < maxAttempts);
         if (outcome === 'retry') {
           const delayMs = backoffDelay(tries, this.options.retryBaseMs ?? 500);

@@ -13,6 +13,7 @@ import { createConnectionsRepo, type ConnectionsRepo } from '../store/repos/conn
 import { openPg } from '../targets/postgres/connect.ts';
 import { postgresEndpoint } from './prepare.ts';
 import { ServiceError, type SecretBox } from './secrets.ts';
+import type { AppSecretsService } from './appSecrets.ts';
 import type { Workspace } from './workspace.ts';
 
 export interface ConnectionsService {
@@ -32,6 +33,8 @@ interface Deps {
   secrets: SecretBox;
   actor: string;
   env: NodeJS.ProcessEnv;
+  /** named secrets saved in the app (probe tokens, webhook URLs): they join the engine's environment */
+  appSecrets?: AppSecretsService;
 }
 
 /** Not a real environment variable: only a key in the engine's own env object. */
@@ -49,7 +52,7 @@ export function createConnections(deps: Deps): ConnectionsService {
   };
 
   const effective = (): { config: Config; env: NodeJS.ProcessEnv } => {
-    const env: NodeJS.ProcessEnv = { ...deps.env };
+    const env: NodeJS.ProcessEnv = { ...deps.env, ...deps.appSecrets?.env() };
     const connections: Record<string, Connection> = { ...fileConnections };
     for (const saved of repo.list()) {
       if (Object.hasOwn(fileConnections, saved.name)) continue; // the file wins; save() refuses the clash
@@ -150,6 +153,7 @@ export function createConnections(deps: Deps): ConnectionsService {
         const password = passwordOf(name);
         if (password && password.length >= 4) out = out.split(password).join('***');
       }
+      for (const value of Object.values(deps.appSecrets?.env() ?? {})) if (value.length >= 4) out = out.split(value).join('***');
       return out;
     },
   };

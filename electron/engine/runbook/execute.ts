@@ -16,6 +16,9 @@ import { checkExecutionGates } from './gates.ts';
 import { jobChanged } from './planning.ts';
 import { openTarget, recordRun, type PreparedPlan } from './prepare.ts';
 import { effectivePlan, retuneFor, type PlanChange } from './retune.ts';
+import { auditDelivery } from '../notify/audit.ts';
+import { followRun } from '../notify/followRun.ts';
+import { notifierFor, type Notifier } from '../notify/notifier.ts';
 
 export interface ExecutionRequest {
   store: Store;
@@ -36,10 +39,13 @@ export interface ExecutionRequest {
   /** hears what `changes` retuned, in words, once it is recorded (the lease is ours) */
   onRetuned?: (summary: string) => void;
   onEvent?: (event: ExecutorEvent) => void;
+  /** a line for people from beside the run: a notification that could not be delivered */
+  onNotice?: (text: string) => void;
 }
 
 export type Execution =
-  | { status: 'ready'; runner: Runner }
+  /** `notifications`: what the run tells the workspace's notify targets; drain it before the process ends */
+  | { status: 'ready'; runner: Runner; notifications: Notifier | null }
   /** the run already succeeded and nothing was asked to be redone */
   | { status: 'done'; runId: string };
 
@@ -69,8 +75,12 @@ export async function openExecution(req: ExecutionRequest): Promise<Execution> {
 
   await checkExecutionGates({ prepared, store, config: req.config, operator: actor, env: req.env, onSanity: req.onSanity });
   const config = configForPlan(req.config, prepared.job, plan);
+  // Before anything is recorded: a probe whose token is not set, or whose SQL is not one
+  // read-only SELECT, is a configuration error (exit 2) that leaves no run behind.
+  const monitor = stopConditionsFor({ ...req, config, plan, runId });
   const target = openTarget(config, prepared.job, plan.write_mode, req.env, store);
   try {
+    await monitor.check();
     await target.prepare();
     if (!run) recordRun(store, prepared, actor, req.sandbox);
     // Recorded once the lease is ours: a resume refused because another executor drives the run
@@ -81,41 +91,75 @@ export async function openExecution(req: ExecutionRequest): Promise<Execution> {
           req.onRetuned?.(retune.summary);
         }
       : undefined;
-    return { status: 'ready', runner: createRunner({ ...req, config, job: prepared.job, plan, target, onLeased }) };
+    // Told as it goes (throttled long, halted, failed, succeeded); never in the run's way.
+    const notifications = notifierFor(req.config, req.env, { log: req.onNotice, record: auditDelivery(store, runId, actor) });
+    const told = notifications
+      ? followRun(notifications, { runId, job: prepared.job.name, summary: prepared.summary, sandbox: Boolean(req.config.sandbox) })
+      : null;
+    const onEvent = told
+      ? (e: ExecutorEvent) => {
+          told.onEvent(e);
+          req.onEvent?.(e);
+        }
+      : req.onEvent;
+    return {
+      status: 'ready',
+      runner: createRunner({ ...req, onEvent, job: prepared.job, plan, target, monitor, onLeased }),
+      notifications,
+    };
   } catch (err) {
-    // Nothing opened here survives a refusal: the target's sessions close before the error leaves.
+    // Nothing opened here survives a refusal: the target's and the monitor's sessions close before the error leaves.
     await target.close();
+    await monitor.close();
     throw err;
   }
 }
 
-interface RunnerSetup {
+interface MonitorSetup {
   store: Store;
   config: Config;
-  job: Job;
   prepared: PreparedPlan;
   /** the plan as executed: its stop thresholds may be retuned */
   plan: Plan;
+  runId: string;
+  env?: NodeJS.ProcessEnv;
+}
+
+function stopConditionsFor(s: MonitorSetup): StopConditions {
+  const job = s.prepared.job;
+  // The dry run on record belongs to the signed plan, not to its retuned version.
+  const dryRun = s.store.evidence.latest({ planHash: s.prepared.planHash, kind: 'dry-run' });
+  return new StopConditions({
+    plan: s.plan,
+    config: s.config,
+    targetConnection: job.target.connection,
+    targetTable: job.target.kind === 's3' ? undefined : job.target.table,
+    applicationName: backfillApplicationName(job.name),
+    timeZone: job.timezone,
+    expectedRows: expectedRowsFrom(dryRun?.body),
+    // `tune` changes the levels of a running run: read them from the ledger at each measurement.
+    current: () => {
+      const settings = s.store.runs.get(s.runId)?.settings;
+      return settings ? effectivePlan(s.prepared.plan, settings).stop : s.plan.stop;
+    },
+    env: s.env,
+  });
+}
+
+interface RunnerSetup {
+  store: Store;
+  job: Job;
+  plan: Plan;
   target: PartitionTarget;
+  monitor: StopConditions;
   actor: string;
   reprocess?: Reprocess;
   onEvent?: (event: ExecutorEvent) => void;
   onLeased?: () => void;
-  env?: NodeJS.ProcessEnv;
 }
 
 function createRunner(s: RunnerSetup): Runner {
-  // The dry run on record belongs to the signed plan, not to its retuned version.
-  const dryRun = s.store.evidence.latest({ planHash: s.prepared.planHash, kind: 'dry-run' });
-  const monitor = new StopConditions({
-    plan: s.plan,
-    config: s.config,
-    targetConnection: s.job.target.connection,
-    applicationName: backfillApplicationName(s.job.name),
-    timeZone: s.job.timezone,
-    expectedRows: expectedRowsFrom(dryRun?.body),
-    env: s.env,
-  });
+  const monitor = s.monitor;
   return new Runner({
     store: s.store,
     runId: s.plan.request_id,
@@ -130,11 +174,11 @@ function createRunner(s: RunnerSetup): Runner {
 }
 
 /**
- * The plan's max_lock_wait_ms also bounds the target sessions' lock_timeout: the executor never
+ * The plan's max_lock_wait_ms (else critical_lock_wait_ms) also bounds the target sessions' lock_timeout: the executor never
  * waits in a lock queue longer than the plan allows (where it would block readers behind it).
  */
 export function configForPlan(config: Config, job: Job, plan: Plan): Config {
-  const max = plan.stop.max_lock_wait_ms;
+  const max = plan.stop.max_lock_wait_ms ?? plan.stop.critical_lock_wait_ms;
   const target = config.connections[job.target.connection];
   if (max === undefined || target?.kind !== 'postgres' || target.lock_timeout_ms <= max) return config;
   return { ...config, connections: { ...config.connections, [job.target.connection]: { ...target, lock_timeout_ms: max } } };

@@ -8,6 +8,7 @@
 import type { Reprocess } from '../executor/runner.ts';
 import type { ExecutorEventView, LiveStats } from '../../../shared/contractTypes.ts';
 import { GateError, InputError } from '../../../shared/errors.ts';
+import { followThrottle } from '../../../shared/signals.ts';
 import type { ExecutorEvent, RunOutcome } from '../executor/events.ts';
 import type { Runner } from '../executor/runner.ts';
 import { openExecution } from './execute.ts';
@@ -23,6 +24,7 @@ interface Tally {
   running: Set<string>;
   lastCheckpointAt: string | null;
   stop: LiveStats['stop'];
+  throttle: LiveStats['throttle'];
 }
 
 interface Live {
@@ -63,10 +65,12 @@ export function createExecutions(scopeOf: () => EngineScope): Executions {
       etaSeconds: doneThisSession > 0 ? Math.round(((minutes * 60) / doneThisSession) * pending) : null,
       lastCheckpointAt: l.lastCheckpointAt,
       stop: l.stop,
+      throttle: l.throttle,
     };
   };
 
   const onEvent = (runId: string, l: Tally, event: ExecutorEvent | ExecutorEventView): void => {
+    l.throttle = followThrottle(l.throttle, event);
     switch (event.type) {
       case 'partition-started':
         l.running.add(event.key);
@@ -87,6 +91,9 @@ export function createExecutions(scopeOf: () => EngineScope): Executions {
         l.stop = { reason: event.reason, kind: event.kind };
         break;
       case 'run-started':
+      case 'signals':
+      case 'throttled':
+      case 'throttle-ended':
       case 'retuned':
       case 'reconciled':
       case 'run-finished':
@@ -111,6 +118,7 @@ export function createExecutions(scopeOf: () => EngineScope): Executions {
       running: new Set(),
       lastCheckpointAt: null,
       stop: null,
+      throttle: null,
     };
     const execution = await openExecution({
       store: scope.store,

@@ -139,7 +139,12 @@ export function recordRun(store: Store, prepared: PreparedPlan, actor: string, s
       tier: prepared.tier,
       requestedBy: plan.requested_by ?? null,
       executedBy: actor,
-      settings: { sleepMs: plan.throttle.sleep_ms, concurrency: plan.throttle.concurrency, ...(sandbox ? { sandbox: true } : {}) },
+      settings: {
+        sleepMs: plan.throttle.sleep_ms,
+        concurrency: plan.throttle.concurrency,
+        ...(plan.throttle.duty_cycle !== undefined ? { dutyCycle: plan.throttle.duty_cycle } : {}),
+        ...(sandbox ? { sandbox: true } : {}),
+      },
       partitions: prepared.partitions,
       actor,
     });

@@ -8,8 +8,11 @@
  * that was signed: refused, with where to go instead.
  */
 import { InputError, showValue } from '../../../shared/errors.ts';
-import type { Plan } from '../../../shared/schemas.ts';
+import { planSchema, type Plan } from '../../../shared/schemas.ts';
 import type { RunSettings } from '../store/index.ts';
+import { retunable } from './retunable.ts';
+
+export { liveRetunable, retunable } from './retunable.ts';
 
 /** A plan field to set: its dotted path (`stop.max_replication_lag_s`) and its value. */
 export interface PlanChange {
@@ -19,11 +22,6 @@ export interface PlanChange {
   name?: string;
 }
 
-/** The one answer to "may this field change on a run that exists?" */
-export function retunable(field: string): boolean {
-  return field.startsWith('throttle.') || field.startsWith('stop.');
-}
-
 /** The plan a run executes with: the signed plan, its retuned throttle and stop thresholds over it. */
 export function effectivePlan(plan: Plan, settings: RunSettings): Plan {
   return {
@@ -31,6 +29,9 @@ export function effectivePlan(plan: Plan, settings: RunSettings): Plan {
     throttle: {
       sleep_ms: settings.sleepMs ?? plan.throttle.sleep_ms,
       concurrency: settings.concurrency ?? plan.throttle.concurrency,
+      ...(settings.dutyCycle !== undefined || plan.throttle.duty_cycle !== undefined
+        ? { duty_cycle: settings.dutyCycle ?? plan.throttle.duty_cycle }
+        : {}),
     },
     stop: { ...plan.stop, ...(settings.stop as Partial<Plan['stop']> | undefined) },
   };
@@ -83,9 +84,21 @@ export function retuneFor(runId: string, current: Plan, changes: readonly PlanCh
   for (const c of differing) {
     if (c.field === 'throttle.sleep_ms') settings.sleepMs = c.value as number;
     else if (c.field === 'throttle.concurrency') settings.concurrency = c.value as number;
+    else if (c.field === 'throttle.duty_cycle') settings.dutyCycle = c.value as number;
     else stop[c.field.slice('stop.'.length)] = c.value;
   }
   if (Object.keys(stop).length > 0) settings.stop = stop;
+  // The retuned plan must still be a plan: a throttle level above its critical level, say, is refused.
+  const checked = planSchema.safeParse(effectivePlan(current, settings));
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    const field = issue?.path.join('.') ?? '';
+    const named = differing.find((c) => c.field === field) ?? differing.find((c) => field.startsWith(c.field.split('.')[0] ?? ''));
+    throw new InputError(`${named?.name ?? field}: ${issue?.message ?? 'not a valid plan value'}`, {
+      field: named?.name ?? field,
+      value: named?.value,
+    });
+  }
   const summary = differing.map((c) => `${c.field} ${showValue(fieldOf(current, c.field))} → ${showValue(c.value)}`).join('; ');
   return { settings, summary };
 }

@@ -12,6 +12,7 @@ import { openStore, type Store } from '../store/index.ts';
 import { createIdentity, importSignature, listIdentities, signHere, signoffRequestFile, signoffStatus } from './appSignoffs.ts';
 import { closeStep, compareStep, latestComparison, noteFile } from './closing.ts';
 import { createConnections, type ConnectionsService } from './connections.ts';
+import { createAppSecrets, type AppSecretsService } from './appSecrets.ts';
 import { createExecutions } from './execution.ts';
 import { evidenceById, listRuns, runDetail } from './history.ts';
 import { runStory } from './runStory.ts';
@@ -55,6 +56,7 @@ interface Open {
   workspace: Workspace;
   store: Store;
   connections: ConnectionsService;
+  appSecrets: AppSecretsService;
 }
 
 export function createRunbookService(opts: ServiceOptions): RunbookService {
@@ -62,7 +64,13 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
   const env = opts.env ?? process.env;
   const open = (workspace: Workspace): Open => {
     const store = openStore(workspace.info.dbFile);
-    return { workspace, store, connections: createConnections({ workspace, store, secrets: opts.secrets, actor, env }) };
+    const appSecrets = createAppSecrets({ store, secrets: opts.secrets, actor });
+    return {
+      workspace,
+      store,
+      appSecrets,
+      connections: createConnections({ workspace, store, secrets: opts.secrets, actor, env, appSecrets }),
+    };
   };
   let current = open(opts.workspace);
   const executions = createExecutions(() => scope());
@@ -99,6 +107,11 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
       save: (args) => current.connections.save(args),
       remove: ({ name }) => current.connections.remove(name),
       test: ({ name }) => current.connections.test(name),
+    },
+    secrets: {
+      list: () => current.appSecrets.list(),
+      save: (args) => current.appSecrets.save(args),
+      remove: ({ name }) => current.appSecrets.remove(name),
     },
     jobs: {
       list: () => listJobs(current.workspace.info.jobsDir, current.connections.effective().config),

@@ -8,6 +8,7 @@ import { GateError } from '../../../shared/errors.ts';
 import { totalKeyChange, type KeyChange } from '../../../shared/keyChange.ts';
 import { runbookSteps, stepOpen, STEP_TITLES, type StepFacts, type StepId, type StepView } from '../../../shared/runbookSteps.ts';
 import { dryRun } from './dryRun.ts';
+import { notifyDryRunReady } from '../notify/dryRunReady.ts';
 import { runSanityChecks, type SanityResult } from '../safety/sanity.ts';
 import { findSnapshot, takeSnapshot } from '../snapshot/index.ts';
 import type { EvidenceRecord, PartitionRecord, Store } from '../store/index.ts';
@@ -161,6 +162,8 @@ export async function dryRunStep(scope: EngineScope, runId: string): Promise<Dry
   const result = await dryRun(ctx.prepared, target, scope.store, (row, index) =>
     scope.emit({ kind: 'step', runId, at: now(), step: 'dry-run', done: index + 1, total, key: row.partition.key }),
   );
+  // Told in the background: the step's answer does not wait for the notify targets.
+  void notifyDryRunReady({ config, env, store: scope.store, prepared: ctx.prepared, rows: result.rows, actor: scope.actor });
   return dryRunView(ctx, result.evidenceId, result.rows, now(), target.label);
 }
 

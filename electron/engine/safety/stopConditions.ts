@@ -1,30 +1,47 @@
 /**
  * Stop conditions: a backfill competes with production traffic, so these are safety devices,
- * not tuning. Checked before each partition and, while a statement runs, every
- * `check_interval_ms`. A condition that fires halts the run (resumable, exit 3) and says which
- * condition fired with the measured value.
+ * not tuning. Measured every `check_interval_ms` while the run goes (executor/throttle.ts): a
+ * signal over its throttle level makes the run wait and continue by itself; over its critical
+ * level, the panic file, or a partition's rows far from the dry run halt it (resumable, exit 3),
+ * saying which condition fired with the measured value. The no-run window halts at the next
+ * partition boundary.
  */
 import { existsSync } from 'node:fs';
-import type { Config, Plan } from '../../../shared/schemas.ts';
-import { InputError } from '../../../shared/errors.ts';
-import { postgresEndpoint } from '../runbook/prepare.ts';
-import { PostgresHealth } from '../targets/postgres/health.ts';
+import { checkReadOnlySelect } from '../sql/readOnlySelect.ts';
+import { THROTTLE_DEFAULTS, type Config, type Plan, type StopSettings } from '../../../shared/schemas.ts';
+import { describeReading, formatSignalValue, levelOf, type SignalReading } from '../../../shared/signals.ts';
+import type { PostgresHealth } from '../targets/postgres/health.ts';
+import { signalSources, type SignalCondition, type WatchedSignal } from './signalSources.ts';
 
 export interface Fired {
-  condition: 'replication-lag' | 'lock-wait' | 'row-diff' | 'no-run-window' | 'panic-file' | 'probe';
+  condition: SignalCondition | 'row-diff' | 'no-run-window' | 'panic-file' | 'throttle-timeout';
   measured: string;
   threshold: string;
   /** one line for the operator: what fired and its value */
   reason: string;
 }
 
-/** What the runner asks; tests and other targets may bring their own. */
+/** One measurement of everything a run watches. */
+export interface Assessment {
+  readings: SignalReading[];
+  /** a halt: at once (`now`: the partition in flight rolls back) or at the next partition boundary */
+  halt: { fired: Fired; now: boolean } | null;
+}
+
+export interface ThrottlePolicy {
+  intervalMs: number;
+  /** every signal must stay under its level this long before a throttled run continues */
+  settleMs: number;
+  /** throttled continuously longer than this halts the run */
+  maxThrottleMs: number;
+}
+
+/** What the runner's throttle asks; tests and other targets may bring their own. */
 export interface StopMonitor {
-  before(): Promise<Fired | null>;
-  during(): Promise<Fired | null>;
+  assess(): Promise<Assessment>;
   /** Before COMMIT: actual rows against the dry run's expected rows. */
   rowDiff(partitionKey: string, rowsWritten: number): Fired | null;
-  readonly intervalMs: number;
+  policy(): ThrottlePolicy;
   close(): Promise<void>;
 }
 
@@ -32,50 +49,94 @@ export interface StopConditionsOptions {
   plan: Plan;
   config: Config;
   targetConnection: string;
+  /** the target table as the job names it (VACUUM probes watch it) */
+  targetTable?: string;
   /** application_name of the backfill's own sessions (lock waiters are counted behind them) */
   applicationName: string;
   timeZone: string;
   /** expected rows per partition, from the dry run on record */
   expectedRows: ReadonlyMap<string, number>;
+  /** the stop settings as the run executes them now (a `tune` changes them while it runs); default the plan's */
+  current?: () => StopSettings;
   env?: NodeJS.ProcessEnv;
   now?: () => Date;
 }
 
+/** How long the confirmation of a reading over its level waits. */
+const CONFIRM_MS = 300;
+
+export function throttlePolicy(stop: StopSettings): ThrottlePolicy {
+  return {
+    intervalMs: stop.check_interval_ms,
+    settleMs: stop.settle_ms ?? THROTTLE_DEFAULTS.settleIntervals * stop.check_interval_ms,
+    maxThrottleMs: (stop.max_throttle_s ?? THROTTLE_DEFAULTS.maxThrottleS) * 1000,
+  };
+}
+
 export class StopConditions implements StopMonitor {
-  /** undefined when the target is not Postgres: lag and lock conditions need a replica then */
-  private readonly target: PostgresHealth | undefined;
-  private readonly replica: PostgresHealth | undefined;
-  private readonly probes: { name: string; sql: string; max: number; health: PostgresHealth }[];
-  readonly intervalMs: number;
+  private readonly signals: WatchedSignal[];
+  private readonly sessions: PostgresHealth[];
 
   constructor(private readonly o: StopConditionsOptions) {
-    const stop = o.plan.stop;
-    const endpoint = (name: string, field: string): PostgresHealth => {
-      const e = postgresEndpoint(o.config, name, field, o.env);
-      return new PostgresHealth(e.connection, e.password);
-    };
-    this.target =
-      o.config.connections[o.targetConnection]?.kind === 'postgres' ? endpoint(o.targetConnection, 'target.connection') : undefined;
-    this.replica = stop.replica ? endpoint(stop.replica, 'stop.replica') : undefined;
-    this.probes = stop.probes.map((p, i) => {
-      const health = p.connection ? endpoint(p.connection, `stop.probes[${i}].connection`) : this.target;
-      if (!health)
-        throw new InputError(`probe "${p.name}" needs a connection: the target is not Postgres`, { field: `stop.probes[${i}].connection` });
-      return { ...p, health };
+    ({ signals: this.signals, sessions: this.sessions } = signalSources(o));
+  }
+
+  /** Checks what can be checked before the run starts: each probe's SQL is one read-only SELECT. */
+  async check(): Promise<void> {
+    for (const s of this.signals) if (s.sql) await checkReadOnlySelect(s.sql.text, { field: s.sql.field, params: [] });
+  }
+
+  private stop(): StopSettings {
+    try {
+      return this.o.current?.() ?? this.o.plan.stop;
+    } catch {
+      return this.o.plan.stop; // the ledger cannot be read this instant: the levels the run started with
+    }
+  }
+
+  policy(): ThrottlePolicy {
+    return throttlePolicy(this.stop());
+  }
+
+  async assess(): Promise<Assessment> {
+    const stop = this.stop();
+    const panic = this.panic(stop);
+    if (panic) return { readings: [], halt: { fired: panic, now: true } };
+    const readings = await Promise.all(this.signals.map((s) => this.read(s, stop)));
+    const watched = readings.filter((r): r is SignalReading => r !== null);
+    const critical = watched.find((r) => levelOf(r) === 'critical');
+    if (critical) return { readings: watched, halt: { fired: firedBy(critical, this.signals), now: true } };
+    const window = this.window(stop);
+    return { readings: watched, halt: window ? { fired: window, now: false } : null };
+  }
+
+  /** One signal's reading against its levels now; null when no level is set for it. */
+  private async read(s: WatchedSignal, stop: StopSettings): Promise<SignalReading | null> {
+    const { max, critical } = s.levels(stop);
+    if (max === undefined && critical === undefined) return null;
+    const reading = (value: number | null, error?: string): SignalReading => ({
+      signal: s.id,
+      label: s.label,
+      unit: s.unit,
+      value,
+      ...(max !== undefined ? { max } : {}),
+      ...(critical !== undefined ? { critical } : {}),
+      ...(error !== undefined ? { error } : {}),
     });
-    this.intervalMs = stop.check_interval_ms;
-  }
-
-  async before(): Promise<Fired | null> {
-    return this.window() ?? (await this.during());
-  }
-
-  async during(): Promise<Fired | null> {
-    return this.panic() ?? (await this.lag()) ?? (await this.lockWaits()) ?? (await this.probe());
+    try {
+      let first = reading(await s.measure());
+      if (s.confirm && levelOf(first) !== 'ok') {
+        await new Promise((resolve) => setTimeout(resolve, CONFIRM_MS));
+        first = reading(await s.measure());
+      }
+      return first;
+    } catch (err) {
+      return reading(null, err instanceof Error ? err.message : String(err));
+    }
   }
 
   rowDiff(partitionKey: string, rowsWritten: number): Fired | null {
-    const max = this.o.plan.stop.max_row_diff_ratio;
+    const max = this.stop().max_row_diff_ratio;
     const expected = this.o.expectedRows.get(partitionKey);
     if (max === undefined || expected === undefined) return null;
     const ratio = Math.abs(rowsWritten - expected) / Math.max(expected, 1);
@@ -88,14 +149,14 @@ export class StopConditions implements StopMonitor {
     };
   }
 
-  private panic(): Fired | null {
-    const file = this.o.plan.stop.panic_file;
+  private panic(stop: StopSettings): Fired | null {
+    const file = stop.panic_file;
     if (!file || !existsSync(file)) return null;
     return { condition: 'panic-file', measured: 'present', threshold: 'absent', reason: `panic file ${file} is present: stopping at once` };
   }
 
-  private window(): Fired | null {
-    const w = this.o.plan.stop.no_run_window;
+  private window(stop: StopSettings): Fired | null {
+    const w = stop.no_run_window;
     if (!w) return null;
     const zone = w.timezone ?? this.o.timeZone;
     const hhmm = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(
@@ -111,55 +172,20 @@ export class StopConditions implements StopMonitor {
     };
   }
 
-  private async lag(): Promise<Fired | null> {
-    const max = this.o.plan.stop.max_replication_lag_s;
-    if (max === undefined) return null;
-    const where = this.replica ? `replica "${this.o.plan.stop.replica}"` : 'pg_stat_replication on the target';
-    const source = this.replica ?? this.target;
-    if (!source) return null;
-    const measure = async (): Promise<number> =>
-      this.replica ? (await this.replica.lagOnReplica()).seconds : (await source.lagFromPrimary()).seconds;
-    let seconds = await measure();
-    if (seconds <= max) return null;
-    // **Hazard**: a replica that is a few milliseconds behind after an idle spell reports the
-    // age of its last replayed commit, which can be old. Lag that is real persists: measure again.
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    seconds = await measure();
-    if (seconds <= max) return null;
-    return {
-      condition: 'replication-lag',
-      measured: `${seconds.toFixed(1)} s`,
-      threshold: `≤ ${max} s`,
-      reason: `replication lag: ${seconds.toFixed(1)} s on ${where} > ${max} s`,
-    };
-  }
-
-  private async lockWaits(): Promise<Fired | null> {
-    const max = this.o.plan.stop.max_lock_wait_ms;
-    if (max === undefined || !this.target) return null;
-    const { sessions, maxWaitMs } = await this.target.waitersBehind(this.o.applicationName);
-    if (sessions === 0 || maxWaitMs <= max) return null;
-    return {
-      condition: 'lock-wait',
-      measured: `${Math.round(maxWaitMs)} ms`,
-      threshold: `≤ ${max} ms`,
-      reason: `lock wait: ${sessions} session(s) waiting behind the backfill's locks, the longest ${Math.round(maxWaitMs)} ms > ${max} ms`,
-    };
-  }
-
-  private async probe(): Promise<Fired | null> {
-    for (const p of this.probes) {
-      const value = await p.health.scalar(p.sql);
-      if (value !== null && value > p.max) {
-        return { condition: 'probe', measured: String(value), threshold: `≤ ${p.max}`, reason: `probe "${p.name}": ${value} > ${p.max}` };
-      }
-    }
-    return null;
-  }
-
   async close(): Promise<void> {
-    await Promise.all([this.target?.close(), this.replica?.close(), ...this.probes.map((p) => p.health.close())]);
+    await Promise.all(this.sessions.map((s) => s.close()));
   }
+}
+
+/** A reading over its critical level, as the halt it causes. */
+function firedBy(r: SignalReading, signals: readonly WatchedSignal[]): Fired {
+  const condition = signals.find((s) => s.id === r.signal)?.condition ?? 'probe';
+  return {
+    condition,
+    measured: r.value === null ? 'unknown' : formatSignalValue(r.value, r.unit),
+    threshold: r.critical === undefined ? '–' : `≤ ${formatSignalValue(r.critical, r.unit)} (critical)`,
+    reason: `critical level: ${describeReading(r)}`,
+  };
 }
 
 /** Expected rows per partition from the dry run on record for this plan. */

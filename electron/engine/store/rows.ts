@@ -126,6 +126,7 @@ export function settingsToJson(settings: RunSettings): string {
   const stored: Record<string, unknown> = {};
   if (settings.sleepMs !== undefined) stored.sleep_ms = settings.sleepMs;
   if (settings.concurrency !== undefined) stored.concurrency = settings.concurrency;
+  if (settings.dutyCycle !== undefined) stored.duty_cycle = settings.dutyCycle;
   if (settings.sandbox === true) stored.sandbox = true;
   if (settings.stop !== undefined && Object.keys(settings.stop).length > 0) stored.stop = settings.stop;
   return JSON.stringify(stored);
@@ -136,6 +137,7 @@ export function settingsFromJson(text: string): RunSettings {
   const settings: RunSettings = {};
   if (typeof stored.sleep_ms === 'number') settings.sleepMs = stored.sleep_ms;
   if (typeof stored.concurrency === 'number') settings.concurrency = stored.concurrency;
+  if (typeof stored.duty_cycle === 'number') settings.dutyCycle = stored.duty_cycle;
   if (stored.sandbox === true) settings.sandbox = true;
   if (typeof stored.stop === 'object' && stored.stop !== null && !Array.isArray(stored.stop))
     settings.stop = stored.stop as Record<string, unknown>;

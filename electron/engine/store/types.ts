@@ -15,6 +15,8 @@ export type RunKind = 'execute' | 'dry-run';
 export interface RunSettings {
   sleepMs?: number;
   concurrency?: number;
+  /** the plan's throttle.duty_cycle, retuned: the share of wall time the executor works */
+  dutyCycle?: number;
   /**
    * Stop-condition thresholds retuned since the plan was signed (plan field names, e.g.
    * max_replication_lag_s), laid over the plan's `stop` when the run executes.

@@ -17,6 +17,7 @@ import { noteFacts, type NoteFacts } from './facts.ts';
 import { metrics, runHistory } from './metrics.ts';
 import { partitionsSection, reconciliationSection } from './partitions.ts';
 import { storySection } from './story.ts';
+import { throttleMetrics, throttleTable } from './throttle.ts';
 
 export type { Table } from './blocks.ts';
 
@@ -30,6 +31,7 @@ export const NOTE_SECTIONS = [
   'Partitions',
   'Reconciliation',
   'Stop and resume episodes',
+  'Throttle episodes',
   'Metrics',
   'Audit chain and signatures',
 ] as const;
@@ -63,7 +65,8 @@ const BUILDERS: Record<(typeof NOTE_SECTIONS)[number], Build> = {
       },
     ],
   }),
-  Metrics: (b, f) => ({ title: 'Metrics', blocks: [{ kind: 'facts', items: metrics(b, f.reconciliation?.body) }] }),
+  'Throttle episodes': (b) => ({ title: 'Throttle episodes', blocks: [{ kind: 'table', table: throttleTable(b) }] }),
+  Metrics: (b, f) => ({ title: 'Metrics', blocks: [{ kind: 'facts', items: [...metrics(b, f.reconciliation?.body), ...throttleMetrics(b)] }] }),
   'Audit chain and signatures': chainSection,
 };
 

@@ -215,12 +215,15 @@ export function createRunsRepo(
 }
 
 function checkSettings(settings: RunSettings): RunSettings {
-  const { sleepMs, concurrency } = settings;
+  const { sleepMs, concurrency, dutyCycle } = settings;
   if (sleepMs !== undefined && !(Number.isInteger(sleepMs) && sleepMs >= 0)) {
     throw new StoreError(`settings.sleepMs must be a whole number of ms, 0 or more (got ${sleepMs})`, 'invalid');
   }
   if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1)) {
     throw new StoreError(`settings.concurrency must be a whole number, 1 or more (got ${concurrency})`, 'invalid');
+  }
+  if (dutyCycle !== undefined && !(dutyCycle > 0 && dutyCycle <= 1)) {
+    throw new StoreError(`settings.dutyCycle must be above 0 and at most 1 (got ${dutyCycle})`, 'invalid');
   }
   return settings;
 }
