@@ -31,7 +31,15 @@ export function statusCommand(opts: { runId?: string; limit: number }, store: St
   const episodesText = formatThrottleEpisodes(episodes);
   out.record(
     'status',
-    { run, liveness: runLiveness(run), metrics, throttle: now, throttleEpisodes: episodes, partitions, reconciliation: reconciliation?.body ?? null },
+    {
+      run,
+      liveness: runLiveness(run),
+      metrics,
+      throttle: now,
+      throttleEpisodes: episodes,
+      partitions,
+      reconciliation: reconciliation?.body ?? null,
+    },
     `${formatRun(run)}\n${throttled}${formatMetrics(metrics)}\n\n${episodesText ? `${episodesText}\n\n` : ''}${formatPartitions(partitions)}`,
   );
   return EXIT.ok;

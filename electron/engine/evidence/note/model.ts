@@ -66,7 +66,10 @@ const BUILDERS: Record<(typeof NOTE_SECTIONS)[number], Build> = {
     ],
   }),
   'Throttle episodes': (b) => ({ title: 'Throttle episodes', blocks: [{ kind: 'table', table: throttleTable(b) }] }),
-  Metrics: (b, f) => ({ title: 'Metrics', blocks: [{ kind: 'facts', items: [...metrics(b, f.reconciliation?.body), ...throttleMetrics(b)] }] }),
+  Metrics: (b, f) => ({
+    title: 'Metrics',
+    blocks: [{ kind: 'facts', items: [...metrics(b, f.reconciliation?.body), ...throttleMetrics(b)] }],
+  }),
   'Audit chain and signatures': chainSection,
 };
 
