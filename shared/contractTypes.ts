@@ -5,6 +5,10 @@
 import type { CanaryBody } from './canary.ts';
 import type { ImpactGraph } from './impact.ts';
 import type { PartitionFlag } from './partitionFlags.ts';
+import type { Approval } from './approval.ts';
+import type { ChartRow } from './changeCharts.ts';
+import type { KeyChange, KeyChangeTotals } from './keyChange.ts';
+import type { NoteSection } from './noteBlocks.ts';
 import type { RedFlag } from './redFlags.ts';
 import type { RunEstimate } from './runEstimate.ts';
 import type { SignalReading, ThrottleState } from './signals.ts';
@@ -120,6 +124,11 @@ export interface PartitionCell {
   error: string | null;
   sourceCount: number | null;
   targetCount: number | null;
+  /** the partition's evidence, where a view shows it (History) */
+  checksum?: string | null;
+  startedAt?: string | null;
+  finishedAt?: string | null;
+  durationMs?: number | null;
 }
 
 export interface RunbookView {
@@ -168,7 +177,20 @@ export interface DryRunView {
   summary: string;
   downstream: string[];
   target: string;
-  rows: { key: string; source: Measures; target: Measures; change: Measures; ms: number | null; flags: PartitionFlag[] }[];
+  /** `source` is what the partition holds after the run (recomputed), `target` what it holds now */
+  rows: {
+    key: string;
+    source: Measures;
+    target: Measures;
+    change: Measures;
+    keys?: KeyChange;
+    /** how long the dry run's read of it took */
+    ms: number | null;
+    /** its answers to the dry run's questions */
+    flags: PartitionFlag[];
+  }[];
+  /** the change by key over every partition; null where the target cannot measure it (S3) */
+  keys: KeyChangeTotals | null;
   /** the dry run's answers, one per question (and the run-level ones); empty for a dry run recorded before they were asked */
   redFlags: RedFlag[];
   estimate: RunEstimate | null;
@@ -199,6 +221,8 @@ export interface SignoffView {
   /** why each recorded sign-off does not count (four eyes, changed plan…) */
   problems: string[];
   planHash: string;
+  /** what a sign-off of this plan approves, restated (the same as in the request file) */
+  approves: Approval;
 }
 
 export interface IdentityView {
@@ -239,6 +263,8 @@ export interface ComparisonRow {
   difference: number | null;
   ok: boolean;
   problems: string[];
+  /** what the run changed in this partition, by key: the partition now against its snapshot */
+  keys?: KeyChange;
 }
 
 export interface ComparisonView {
@@ -246,13 +272,19 @@ export interface ComparisonView {
   reconciliationEvidenceId: number | null;
   ok: boolean;
   rows: ComparisonRow[];
+  /** what the run changed by key (against the snapshot), and what the dry run predicted */
+  keys: { actual: KeyChangeTotals | null; predicted: KeyChangeTotals | null; why: string | null };
   createdAt: string;
 }
 
 export interface CloseView {
   evidenceId: number;
   summary: [string, string][];
+  /** the incident note as exported at Close, in Markdown and HTML (one export, one head) */
   note: ExportedFile;
+  html: ExportedFile;
+  /** who signed the note's head, or null when nobody did */
+  signedBy: string | null;
 }
 
 export interface HistoryPage {
@@ -284,6 +316,26 @@ export interface RunDetail {
   partitions: PartitionCell[];
   evidence: EvidenceHead[];
   timeline: TimelineEntry[];
+}
+
+/** One partition's evidence, as History shows it when its cell is opened. */
+export interface PartitionEvidenceView {
+  key: string;
+  /** what the dry run predicted for it, by key */
+  predicted: KeyChange | null;
+  /** what the run changed in it (against its snapshot), by key */
+  actual: KeyChange | null;
+  /** its reconciliation after the run */
+  reconciliation: { ok: boolean; problems: string[]; targetCount: number | null; markedRows: number | null } | null;
+}
+
+/** A past run on one screen: its note's story sections, the charts' data, every partition with its evidence. */
+export interface RunStoryView {
+  /** "The story", "What changed" (without chart images), "Comments", "Downstream to notify" */
+  sections: NoteSection[];
+  /** the dry run per partition, for the charts */
+  chartRows: ChartRow[];
+  partitions: PartitionEvidenceView[];
 }
 
 export interface EvidenceView extends EvidenceHead {

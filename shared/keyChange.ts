@@ -104,7 +104,7 @@ export function keysTouched(c: Pick<KeyChange, 'added' | 'removed' | 'changed'>)
   return c.added + c.removed + c.changed;
 }
 
-/** Sums partitions' changes; `sample` keeps the first `sampleLimit` changed keys, partition by partition. */
+/** Sums partitions' changes; `sample` keeps `sampleLimit` changed keys spread over the partitions (spreadSample). */
 export function totalKeyChange(changes: readonly KeyChange[], sampleLimit = 20, moversPerColumn = 10): KeyChangeTotals {
   const first = changes[0];
   const totals: KeyChangeTotals = {
@@ -151,11 +151,33 @@ export function totalKeyChange(changes: readonly KeyChange[], sampleLimit = 20, 
       for (const [col, v] of Object.entries(m.net)) sum.net[col] = addDecimal(sum.net[col], v);
       movers.set(id, sum);
     }
-    for (const s of c.sample) if (totals.sample.length < sampleLimit) totals.sample.push({ ...s, partition: c.partition });
   }
+  totals.sample = spreadSample(changes, sampleLimit);
   totals.measures = [...measures.values()];
   totals.movers = topMovers([...movers.values()], totals.measures[0]?.column, moversPerColumn);
   return totals;
+}
+
+/**
+ * A sample over many partitions that shows every kind of change and many partitions: per kind
+ * (added, removed, changed), each partition's first key of that kind, then each one's second …;
+ * the kinds taken in turn until the limit; shown in partition then key order.
+ */
+function spreadSample(changes: readonly KeyChange[], limit: number): (KeyRowSample & { partition: string })[] {
+  const byKind = (['added', 'removed', 'changed'] as const).map((kind) => {
+    const queue: (KeyRowSample & { partition: string })[] = [];
+    const lists = changes.map((c) => c.sample.filter((s) => s.kind === kind).map((s) => ({ ...s, partition: c.partition })));
+    for (let round = 0; lists.some((l) => l[round] !== undefined); round++)
+      for (const l of lists) if (l[round] !== undefined) queue.push(l[round] as KeyRowSample & { partition: string });
+    return queue;
+  });
+  const out: (KeyRowSample & { partition: string })[] = [];
+  while (out.length < limit && byKind.some((q) => q.length > 0))
+    for (const q of byKind) {
+      const next = q.shift();
+      if (next && out.length < limit) out.push(next);
+    }
+  return out.sort((a, b) => a.partition.localeCompare(b.partition) || JSON.stringify(a.key).localeCompare(JSON.stringify(b.key)));
 }
 
 /** Per column, the movers with the largest net change of `measure` (then the most keys). */
@@ -198,4 +220,9 @@ export function sampleDelta(columns: readonly string[], s: KeyRowSample, column:
   const i = columns.indexOf(column);
   if (i < 0) return null;
   return subDecimal(s.after?.[i] ?? '0', s.before?.[i] ?? '0');
+}
+
+/** Changed keys in key order, so a reader scans them like a table. */
+export function sortSample<T extends KeyRowSample>(rows: T[]): T[] {
+  return rows.sort((x, y) => JSON.stringify(x.key).localeCompare(JSON.stringify(y.key)));
 }

@@ -149,3 +149,19 @@ export function mergeFlags(...lists: readonly (readonly RedFlag[])[]): RedFlag[]
   }
   return out;
 }
+
+/**
+ * The flags a lead signs: the plan's own (but no-dry-run: the dry run is what is signed) and the
+ * dry run's answers to its questions, each once. A dry run recorded before the questions were
+ * asked has none: the plan's early partition flags (retention) stand in for them.
+ */
+export function signedFlags(planFlags: readonly RedFlag[], dryRunBody: unknown): RedFlag[] {
+  const answers = (dryRunBody as { redFlags?: RedFlag[] } | null | undefined)?.redFlags;
+  const own = planFlags.filter((f) => f.code !== 'no-dry-run');
+  return answers
+    ? mergeFlags(
+        own.filter((f) => !f.partitions),
+        answers,
+      )
+    : own;
+}

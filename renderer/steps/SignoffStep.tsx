@@ -1,10 +1,15 @@
 /**
- * Step 4, lead sign-off, bound to the plan as it stands (its hash) and its dry run. A lead at
- * this computer signs with their own key and passphrase; a lead elsewhere signs the exported
- * request and sends back the signature file, imported here. Four eyes: never the operator.
+ * Step 4, lead sign-off, bound to the plan as it stands (its hash) and its dry run. It first
+ * restates what is approved (range, the change by key, red flags, the impact graph, downstream,
+ * the snapshot) — the same as the request file says. A lead at this computer signs with their
+ * own key and passphrase; a lead elsewhere signs the exported request and sends back the
+ * signature file, imported here. Four eyes: never the operator.
  */
 import { useState } from 'react';
-import { SignoffImpact } from '../components/SignoffImpact.tsx';
+import { ApprovalSummary } from '../components/ApprovalSummary.tsx';
+import { DownstreamGraph } from '../components/DownstreamGraph.tsx';
+import { DryRunQuestions } from '../components/DryRunQuestions.tsx';
+import { ImpactGraph } from '../components/ImpactGraph.tsx';
 import { Badge } from '../components/StatusBadge.tsx';
 import { useCall } from '../hooks/useCall.ts';
 import { download } from '../lib/download.ts';
@@ -30,6 +35,8 @@ export function SignoffStep(props: StepProps) {
   const importing = useAction('runbook:importSignature', 'Import the signature', props.refresh);
   const s = sign.result ?? importing.result ?? status.data;
   const chosen = signer || sandboxLead?.name || leads[0]?.name || '';
+  // What the lead signs with the plan: the dry run's answers and the impact it derived.
+  const dryRun = props.recorded?.dryRun ?? null;
 
   const onFile = async (file: File | undefined) => {
     if (!file) return;
@@ -38,6 +45,23 @@ export function SignoffStep(props: StepProps) {
 
   return (
     <StepFrame id="signoff" props={props}>
+      {s && (
+        <ApprovalSummary
+          approval={s.approves}
+          flags={dryRun ? <DryRunQuestions dryRun={dryRun} /> : undefined}
+          graph={
+            dryRun?.impact ? (
+              <ImpactGraph graph={dryRun.impact} />
+            ) : (
+              <DownstreamGraph
+                source={`job ${props.view.job.name}`}
+                target={props.view.job.target}
+                downstream={props.view.job.downstream}
+              />
+            )
+          }
+        />
+      )}
       {s && (
         <dl className="facts">
           <dt>Plan signed</dt>
@@ -62,7 +86,6 @@ export function SignoffStep(props: StepProps) {
           </dd>
         </dl>
       )}
-      <SignoffImpact dryRun={props.recorded?.dryRun} />
       {s && s.problems.length > 0 && (
         <ul className="reasons danger">
           {s.problems.map((p) => (

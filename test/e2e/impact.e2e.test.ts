@@ -127,7 +127,8 @@ describe.skipIf(browserPath.path === null)('the impact scope, end to end in Chro
 
   it('the sign-off screen shows what the lead signs: the questions and the graph', async () => {
     await openStep(page, 4, 'Lead sign-off');
-    const signs = page.getByTestId('signoff-impact');
+    // What the lead approves, restated: the dry run's questions and the graph in their places.
+    const signs = page.getByTestId('approval');
     await expect.poll(() => signs.getByTestId('impact-node').count()).toBe(14);
     // Drawn, not only in the DOM: the target's node is on screen inside the canvas.
     const canvas = await signs.locator('.impact-canvas').boundingBox();

@@ -149,7 +149,7 @@ describe("the incident note's picture of it", () => {
       const requests: string[] = [];
       page.on('request', (r) => requests.push(r.url()));
       await page.goto(pathToFileURL(html).href);
-      const figure = page.locator('section:has(h2:text("Impact scope and red flags")) figure.impact');
+      const figure = page.locator('section:has(h2:text("Impact scope and red flags")) figure.chart');
       const labels = await figure.locator('svg g text:first-of-type').allTextContents();
       for (const label of [
         'mart.daily',

@@ -8,7 +8,9 @@ import type { CanaryBody } from '../../shared/canary.ts';
 import { ImpactBuilder } from '../../shared/impact.ts';
 import type { PartitionFlag } from '../../shared/partitionFlags.ts';
 import type { BundleEvidence, NoteBundle } from '../../electron/engine/evidence/bundle.ts';
-import { impactSection, impactSectionHtml, impactSectionMarkdown } from '../../electron/engine/evidence/note/impactSection.ts';
+import { impactFacts, impactSection } from '../../electron/engine/evidence/note/impactSection.ts';
+import { renderHtml } from '../../electron/engine/evidence/note/html.ts';
+import { renderMarkdown } from '../../electron/engine/evidence/note/markdown.ts';
 import { impactSvg } from '../../electron/engine/evidence/note/impactPicture.ts';
 
 function graph() {
@@ -73,8 +75,8 @@ const bundle = {
   ],
 } as unknown as NoteBundle;
 
-const table = (t: { header: string[]; rows: string[][] }) => [t.header.join('|'), ...t.rows.map((r) => r.join('|'))].join('\n');
-const esc = (s: string) => s.replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/** A note holding only this section, as the renderers print it. */
+const note = (b: NoteBundle) => ({ title: 't', subtitle: 's', verdict: 'v', sections: [impactSection(b)] });
 
 describe("the note's impact section", () => {
   it('draws every node in a static SVG, stale ones dashed, labels escaped', () => {
@@ -89,7 +91,7 @@ describe("the note's impact section", () => {
   });
 
   it('says what reads the target, the questions per partition, what was accepted, and the canary', () => {
-    const s = impactSection(bundle);
+    const s = impactFacts(bundle);
     expect(s.summary).toBe(
       'Derived from the catalog and the workspace by dry run #1: 1 materialized view, 1 downstream job, 1 declared only; 3 stale after the run. ETA at the dry run: about 2h 01m.',
     );
@@ -99,18 +101,20 @@ describe("the note's impact section", () => {
     ]);
     expect(s.accepted).toEqual(['Evidence #2: deleted on purpose, their source being gone (accept_purged): 2026-05-03.']);
     expect(s.canary?.table.rows).toEqual([['2026-05-01', 'dry run', '10 → 12', '–']]);
-    const html = impactSectionHtml(s, table, esc);
-    expect(html).toContain('<figure class="impact"><svg');
-    expect(html).toContain('<h3>Canary</h3>');
-    const md = impactSectionMarkdown(s, table);
-    expect(md).toContain('mart.daily — the target table\n  read by: mart.mv_<monthly> — materialized view [STALE after the run]');
-    expect(md).toContain('**Done on purpose**');
+    const html = renderHtml(note(bundle));
+    expect(html).toContain('<h2>Impact scope and red flags</h2>');
+    expect(html).toMatch(/<figure class="chart" role="img" aria-label="1 materialized view[^"]*"><svg/);
+    const md = renderMarkdown(note(bundle));
+    expect(md).toContain('## Impact scope and red flags');
+    expect(md).toContain('mart.mv_<monthly>');
+    expect(md).toContain('Evidence #2: deleted on purpose');
   });
 
   it('a run without a dry run says so, and draws nothing', () => {
-    const s = impactSection({ runId: 'bf-2', evidence: [] } as unknown as NoteBundle);
+    const none = { runId: 'bf-2', evidence: [] } as unknown as NoteBundle;
+    const s = impactFacts(none);
     expect(s.summary).toBe('No dry run on record: the impact scope was never measured.');
     expect(s.graph).toBeNull();
-    expect(impactSectionHtml(s, table, esc)).not.toContain('<svg');
+    expect(renderHtml(note(none))).not.toContain('<svg');
   });
 });

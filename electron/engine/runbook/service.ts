@@ -15,6 +15,7 @@ import { createConnections, type ConnectionsService } from './connections.ts';
 import { createAppSecrets, type AppSecretsService } from './appSecrets.ts';
 import { createExecutions } from './execution.ts';
 import { evidenceById, listRuns, runDetail } from './history.ts';
+import { runStory } from './runStory.ts';
 import { createPlan, jobSummary, listJobs, runSummary } from './planning.ts';
 import { abandonRun, canaryView } from './canary.ts';
 import { downstreamPlansOf } from './downstream.ts';
@@ -144,7 +145,7 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
       create: (args) => createIdentity(scope(), args),
     },
     run: {
-      start: ({ runId }) => executions.start(runId),
+      start: ({ runId, reprocess }) => executions.start(runId, reprocess),
       pause: ({ runId }) => executions.pause(runId),
       stop: ({ runId }) => executions.stop(runId),
       abandon: ({ runId, reason }) => {
@@ -152,13 +153,14 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
         return runSummary(abandonRun(current.store, runId, actor, reason));
       },
       compare: ({ runId }) => compareStep(scope(), runId),
-      close: ({ runId, comment }) => closeStep(scope(), runId, comment),
+      close: (args) => closeStep(scope(), args),
       downstreamPlans: ({ runId }) => downstreamPlansOf(scope(), runId),
-      note: ({ runId, format }) => noteFile(scope(), runId, format),
+      note: ({ runId, format, signer, passphrase }) => noteFile(scope(), runId, format, signer, passphrase),
     },
     history: {
       list: (q) => listRuns(current.store, q),
       get: ({ runId }) => runDetail(current.store, runId),
+      story: ({ runId }) => runStory(current.store, runId, actor),
     },
     evidence: {
       get: ({ id }) => evidenceById(current.store, id),

@@ -5,6 +5,7 @@
  */
 import type { DryRunView, PartitionCell, RunbookView, SanityView, SnapshotView } from '../../../shared/contractTypes.ts';
 import { GateError } from '../../../shared/errors.ts';
+import { totalKeyChange } from '../../../shared/keyChange.ts';
 import { runbookSteps, stepOpen, STEP_TITLES, type StepFacts, type StepId, type StepView } from '../../../shared/runbookSteps.ts';
 import { dryRun, type DryRunBody } from './dryRun.ts';
 import { mergeFlags, type RedFlag } from '../../../shared/redFlags.ts';
@@ -89,6 +90,10 @@ export function partitionCell(p: PartitionRecord): PartitionCell {
     error: p.error,
     sourceCount: p.sourceCount,
     targetCount: p.targetCount,
+    checksum: p.checksum,
+    startedAt: p.startedAt,
+    finishedAt: p.finishedAt,
+    durationMs: p.durationMs,
   };
 }
 
@@ -194,6 +199,7 @@ export async function dryRunStep(scope: EngineScope, runId: string): Promise<Dry
 /** A dry run on record as the app shows it; one recorded before the questions were asked shows none. */
 export function dryRunView(ctx: RunContext, evidenceId: number, body: DryRunBody, createdAt: string, target: string): DryRunView {
   const flags = body.flags ?? [];
+  const keys = body.partitions.flatMap((r) => (r.keys ? [r.keys] : []));
   return {
     evidenceId,
     summary: ctx.prepared.summary,
@@ -204,9 +210,11 @@ export function dryRunView(ctx: RunContext, evidenceId: number, body: DryRunBody
       source: r.source,
       target: r.target,
       change: r.change,
+      ...(r.keys ? { keys: r.keys } : {}),
       ms: typeof r.ms === 'number' ? r.ms : null,
       flags: flags.filter((f) => f.key === r.partition.key),
     })),
+    keys: keys.length > 0 ? totalKeyChange(keys) : null,
     redFlags: body.redFlags ?? [],
     estimate: body.estimate ?? null,
     impact: body.impact ?? null,

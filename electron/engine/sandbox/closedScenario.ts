@@ -13,6 +13,7 @@ import type { Store } from '../store/index.ts';
 import { query } from '../targets/postgres/connect.ts';
 import { REFUNDS, evidenceOf, noDuplicates, reconciles, signedOff, succeededRun, type ScenarioCheck } from './checks.ts';
 import type { Scenario } from './scenarios.ts';
+import { manualSteps } from './scenarioSteps.ts';
 
 const BUG = { from: '2026-06-20', to: '2026-07-11' };
 const OPEN = { from: '2026-07-01', to: '2026-07-11' };
@@ -66,11 +67,8 @@ export const CLOSED_SCENARIO: Scenario = {
   job: REFUNDS.job,
   range: BUG,
   steps: [
-    'run-backfill refund-reason-daily --from 2026-06-20 --to 2026-07-11 --dry-run   (read its questions: which days may not be overwritten?)',
-    'run-backfill refund-reason-daily --from 2026-07-01 --to 2026-07-11 --run-id <id> --dry-run',
-    '… snapshot, sign-off …',
-    'run-backfill refund-reason-daily --from 2026-07-01 --to 2026-07-11 --run-id <id>   (holds after its canary day)',
-    'run-backfill --resume --run-id <id>',
+    'run-backfill refund-reason-daily --from 2026-06-20 --to 2026-07-11 --run-id bf-closed-whole --dry-run   (read its questions: which days may not be overwritten?)',
+    ...manualSteps({ job: REFUNDS.job, from: OPEN.from, to: OPEN.to, runId: 'bf-closed-july', flags: '' }),
   ],
   fixed:
     "Every refund day from 2026-07-01 to 2026-07-10 equals a recomputation from the source (a run with its dry run and a lead's sign-off), June's invoiced days are exactly as invoiced, a dry run named them, and no run rewrote them.",

@@ -13,6 +13,7 @@ import type { Store } from '../store/index.ts';
 import { query } from '../targets/postgres/connect.ts';
 import { ORDERS, noDuplicates, reconciles, type ScenarioCheck } from './checks.ts';
 import type { Scenario } from './scenarios.ts';
+import { manualSteps } from './scenarioSteps.ts';
 
 const RANGE = { from: '2026-06-01', to: '2026-06-16' };
 const PURGED = ['2026-06-08', '2026-06-09', '2026-06-10'];
@@ -68,9 +69,9 @@ export const PURGED_SCENARIO: Scenario = {
   job: ORDERS.job,
   range: RANGE,
   steps: [
-    'run-backfill order-daily-mart --from 2026-06-01 --to 2026-06-16 --dry-run   (read its questions: which days cannot be recomputed?)',
-    'run-backfill order-daily-mart --from 2026-06-01 --to 2026-06-08 --run-id <id-1> --dry-run, sign-off, run, --resume after the canary',
-    'run-backfill order-daily-mart --from 2026-06-11 --to 2026-06-16 --run-id <id-2> --dry-run, sign-off, run, --resume after the canary',
+    'run-backfill order-daily-mart --from 2026-06-01 --to 2026-06-16 --run-id bf-purged-whole --dry-run   (read its questions: which days can no longer be recomputed?)',
+    ...manualSteps({ job: ORDERS.job, from: BEFORE.from, to: BEFORE.to, runId: 'bf-purged-before', flags: '', note: false }),
+    ...manualSteps({ job: ORDERS.job, from: AFTER.from, to: AFTER.to, runId: 'bf-purged-after', flags: '' }),
   ],
   fixed:
     'Every day from 2026-06-01 to 2026-06-15 whose source is whole equals a recomputation from it, the three purged days keep exactly the rows they had, a dry run named those three, and no run wrote them.',

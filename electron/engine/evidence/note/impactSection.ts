@@ -1,25 +1,21 @@
 /**
  * The note's "Impact scope and red flags" section, from the bundle alone: the dry run's impact
- * graph (a static picture in HTML, a tree in Markdown, and every node with its reason), the
+ * graph (a static picture in HTML, what it shows in words in Markdown, every node with its reason), the
  * dry run's questions per partition with the ETA, what the run did on purpose that a flag would
  * have refused (accept_purged, overwrite_closed, acknowledgements), and the canary's comparison.
  */
 import type { CanaryBody } from '../../../../shared/canary.ts';
-import { describeImpact, impactTree, type ImpactGraph } from '../../../../shared/impact.ts';
+import { describeImpact, type ImpactGraph } from '../../../../shared/impact.ts';
 import { KIND_WORD } from '../../../../shared/impactLayout.ts';
 import { describeKeyChange } from '../../../../shared/keyChange.ts';
 import type { PartitionFlag } from '../../../../shared/partitionFlags.ts';
 import type { RedFlag } from '../../../../shared/redFlags.ts';
 import { humanDuration, type RunEstimate } from '../../../../shared/runEstimate.ts';
 import type { BundleEvidence, NoteBundle } from '../bundle.ts';
+import type { Block, NoteSection, Table } from './blocks.ts';
 import { impactSvg } from './impactPicture.ts';
 
 export const IMPACT_SECTION = 'Impact scope and red flags';
-
-interface Table {
-  header: string[];
-  rows: string[][];
-}
 
 export interface ImpactSection {
   /** one paragraph: what reads the target, and when the dry run said the run would end */
@@ -49,7 +45,7 @@ const parse = <T>(e: BundleEvidence | undefined): T | undefined => {
 
 const last = (bundle: NoteBundle, kind: string) => [...bundle.evidence].reverse().find((e) => e.kind === kind);
 
-export function impactSection(bundle: NoteBundle): ImpactSection {
+export function impactFacts(bundle: NoteBundle): ImpactSection {
   const dryEvidence = last(bundle, 'dry-run');
   const dry = parse<DryBody>(dryEvidence) ?? {};
   const graph = dry.impact ?? null;
@@ -124,30 +120,32 @@ function canaryPart(bundle: NoteBundle): ImpactSection['canary'] {
   };
 }
 
-/** The section as HTML; `table` and `esc` are the note's own (html.ts), so it looks like the rest. */
-export function impactSectionHtml(s: ImpactSection, table: (t: Table) => string, esc: (text: string) => string): string {
+/** The section as the note's blocks: the summary, the picture, every affected object, the questions, what was meant, the canary. */
+export function impactBlocks(s: ImpactSection): Block[] {
   return [
-    `<p>${esc(s.summary)}</p>`,
-    s.graph
-      ? `<figure class="impact">${impactSvg(s.graph)}<figcaption>Dashed: stale after the run until refreshed or rerun.</figcaption></figure>`
-      : '',
-    s.graph ? table(s.nodes) : '',
-    '<h3>The dry run\u2019s questions</h3>',
-    table(s.flags),
-    ...(s.accepted.length > 0 ? ['<h3>Done on purpose</h3>', `<ul>${s.accepted.map((a) => `<li>${esc(a)}</li>`).join('')}</ul>`] : []),
-    ...(s.canary ? ['<h3>Canary</h3>', `<p>${esc(s.canary.summary)}</p>`, table(s.canary.table)] : []),
-  ].join('');
+    { kind: 'text', text: s.summary },
+    ...(s.graph
+      ? [
+          {
+            kind: 'chart' as const,
+            title: 'Impact of the backfill',
+            svg: impactSvg(s.graph),
+            alt: `${describeImpact(s.graph)}; dashed: stale after the run until refreshed or rerun`,
+          },
+          { kind: 'table' as const, table: s.nodes, caption: 'Every affected object, and why' },
+        ]
+      : []),
+    { kind: 'table', table: s.flags, caption: "The dry run's questions" },
+    ...s.accepted.map((text): Block => ({ kind: 'text', text })),
+    ...(s.canary
+      ? [
+          { kind: 'text' as const, text: s.canary.summary },
+          { kind: 'table' as const, table: s.canary.table, caption: 'Canary' },
+        ]
+      : []),
+  ];
 }
 
-export function impactSectionMarkdown(s: ImpactSection, table: (t: Table) => string): string {
-  return [
-    s.summary,
-    '',
-    ...(s.graph ? ['```', ...impactTree(s.graph), '```', '', table(s.nodes), ''] : []),
-    "**The dry run's questions**",
-    '',
-    table(s.flags),
-    ...(s.accepted.length > 0 ? ['', '**Done on purpose**', '', ...s.accepted.map((a) => `- ${a}`)] : []),
-    ...(s.canary ? ['', '**Canary**', '', s.canary.summary, '', table(s.canary.table)] : []),
-  ].join('\n');
+export function impactSection(bundle: NoteBundle): NoteSection {
+  return { title: IMPACT_SECTION, blocks: impactBlocks(impactFacts(bundle)) };
 }

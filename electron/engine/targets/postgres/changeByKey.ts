@@ -10,23 +10,43 @@
  *
  * No partition is read into this process: the join runs on the server, and bisection reads
  * only digests of the ranges whose checksums differ. The job's SQL passes the user-SQL guard
- * before it is composed (checkReadOnlySelect) and runs through userQuery inside
- * readOnlyTransaction, so nothing here can write.
+ * before it is composed (checkReadOnlySelect), and the composed statement through composedQuery inside
+ * a READ ONLY transaction (pool.read), so nothing here can write.
  */
 import type { Partition } from '../../../../shared/partitions.ts';
 import type { PostgresJob } from '../../../../shared/schemas.ts';
 import { InputError } from '../../../../shared/errors.ts';
-import type { GrainSource, KeyChange, KeyChangeMethod, KeyMover, KeyRowSample } from '../../../../shared/keyChange.ts';
+import { addDecimal, subDecimal } from '../../../../shared/decimal.ts';
+import {
+  keysTouched,
+  sortSample,
+  topMovers,
+  type GrainSource,
+  type KeyChange,
+  type KeyChangeMethod,
+  type KeyMover,
+  type KeyRowSample,
+} from '../../../../shared/keyChange.ts';
 import { checkReadOnlySelect, type SqlOrigin } from '../../sql/readOnlySelect.ts';
 import { sourceGrouping } from '../../sql/sourceGrouping.ts';
-import { equalityProbeSql, sampleSql, sourceSideSql, summarySql, tableSideSql, type DiffColumn, type DiffShape } from './changeByKeySql.ts';
+import {
+  decodeMask,
+  equalityProbeSql,
+  MAX_SUMMARY_ROWS,
+  sampleSql,
+  sourceSideSql,
+  summarySql,
+  tableSideSql,
+  type DiffColumn,
+  type DiffShape,
+} from './changeByKeySql.ts';
 import { query, type PgClient } from './connect.ts';
 import type { TableInfo } from './catalog.ts';
 import type { KeyChangeOptions } from '../../executor/types.ts';
 import { bisectPartition } from './keyBisection.ts';
 import type { ClientPool } from './pool.ts';
 import type { TargetShape } from './statements.ts';
-import { readOnlyTransaction, userQuery } from './userQuery.ts';
+import { composedQuery } from './composedQuery.ts';
 
 export interface KeyDiffContext {
   job: PostgresJob;
@@ -76,9 +96,9 @@ export class KeyDiff {
   static async prepare(ctx: KeyDiffContext): Promise<KeyDiff> {
     const { job, shape } = ctx;
     const origin = await KeyDiff.guard(job);
-    const facts = await withClient(ctx.targetPool, (c) => columnFacts(c, ctx.table));
+    const facts = await ctx.targetPool.use((c) => columnFacts(c, ctx.table));
     const byName = new Map(facts.map((f) => [f.name, f]));
-    const comparable = await withClient(ctx.targetPool, (c) => probeEquality(c, [...new Set(facts.map((f) => f.type))]));
+    const comparable = await ctx.targetPool.use((c) => probeEquality(c, [...new Set(facts.map((f) => f.type))]));
     const columns: DiffColumn[] = shape.columns.map((name) => {
       const f = byName.get(name);
       if (!f) throw new Error(`column ${name} is not in ${ctx.table.quoted}`);
@@ -121,7 +141,7 @@ export class KeyDiff {
     const params = paramsOf(partition, 'change-by-key');
     const before = tableSideSql(table.quoted, shape, this.diff);
     if (!this.ctx.sameDatabase) {
-      return bisectPartition({
+      const { change, spread } = await bisectPartition({
         partition: partition.key,
         source: { pool: this.ctx.sourcePool, sql: sourceSideSql(job.source.query, this.diff, false), user: true },
         target: { pool: this.ctx.targetPool, sql: tableSideSql(table.quoted, shape, this.diff, true), user: false },
@@ -132,15 +152,17 @@ export class KeyDiff {
         topMovers: options.topMovers ?? 20,
         firstLen: options.bisection?.firstLen,
         leafRows: options.bisection?.leafRows,
+        direct: this.spread && options.bisection === undefined,
         base: this.base(partition.key, 'checksum bisection'),
       });
+      // Most rows' digests were read anyway: the next partition skips the range sums (and returns to them once changes thin out).
+      this.spread = spread;
+      return change;
     }
     const after = sourceSideSql(job.source.query, this.diff);
-    return withClient(this.ctx.targetPool, (client) =>
-      readOnlyTransaction(client, (c) =>
-        this.join(partition.key, 'full outer join', after, before, options, (sql, p) =>
-          userQuery<Row>(c, sql, { ...params, ...p }, this.origin),
-        ),
+    return this.ctx.targetPool.read((c) =>
+      this.join(partition.key, 'full outer join', after, before, options, (sql, p) =>
+        composedQuery<Row>(c, sql, { ...params, ...p }, this.origin),
       ),
     );
   }
@@ -149,14 +171,12 @@ export class KeyDiff {
   async againstSnapshot(partition: Partition, runId: string, options: KeyDiffOptions = {}): Promise<KeyChange> {
     const { table, shape } = this.ctx;
     const params = paramsOf(partition, runId);
-    return withClient(this.ctx.targetPool, (client) =>
-      readOnlyTransaction(client, async (c) => {
-        const snapshot = await snapshotTable(c, runId, `${table.schema}.${table.name}`, partition.key);
-        const after = tableSideSql(table.quoted, shape, this.diff);
-        const before = tableSideSql(snapshot, shape, this.diff);
-        return this.join(partition.key, 'against snapshot', after, before, options, (sql, p) => query<Row>(c, sql, { ...params, ...p }));
-      }),
-    );
+    return this.ctx.targetPool.read(async (c) => {
+      const snapshot = await snapshotTable(c, runId, `${table.schema}.${table.name}`, partition.key);
+      const after = tableSideSql(table.quoted, shape, this.diff);
+      const before = tableSideSql(snapshot, shape, this.diff);
+      return this.join(partition.key, 'against snapshot', after, before, options, (sql, p) => query<Row>(c, sql, { ...params, ...p }));
+    });
   }
 
   private base(partition: string, method: KeyChangeMethod): KeyChange {
@@ -194,50 +214,88 @@ export class KeyDiff {
   ): Promise<KeyChange> {
     const { diff } = this;
     const sampleLimit = options.sampleLimit ?? 20;
-    const summary = await run(summarySql(after, before, diff), diff.movers.length > 0 ? { top_movers: options.topMovers ?? 20 } : {});
-    const all = diff.movers.length === 0 ? 0 : (1 << diff.movers.length) - 1;
-    const total = summary.rows.find((r) => Number(r.g) === all) ?? {};
     const result = this.base(partition, method);
     result.sampleLimit = sampleLimit;
-    result.before = Number(total.before_rows ?? 0);
-    result.after = Number(total.after_rows ?? 0);
-    result.added = Number(total.added ?? 0);
-    result.removed = Number(total.removed ?? 0);
-    result.changed = Number(total.changed ?? 0);
+    let summary = await run(summarySql(after, before, diff, this.withMovers), {});
+    if (summary.rows.length > MAX_SUMMARY_ROWS) {
+      // A label column with more values than its statistics said: movers are given up, counts kept.
+      this.withMovers = false;
+      this.notes.push(`no movers: a grain column has more than ${MAX_SUMMARY_ROWS} changed values per partition`);
+      result.notes.push(this.notes.at(-1) as string);
+      summary = await run(summarySql(after, before, diff, false), {});
+    }
+    const movers = this.withMovers ? diff.movers : [];
+    const all = (1 << movers.length) - 1;
+    // Every grouping set covers every row: the counts and sums come from the first one.
+    const setOf = (g: number) => movers.findIndex((_, j) => (all & ~g) === 1 << (movers.length - 1 - j));
+    const first = summary.rows.filter((r) => movers.length === 0 || setOf(Number(r.g)) === 0);
+    const rest = nonGrainColumns(diff);
+    const sums = new Map<number, { before: string; after: string; moved: string }>(
+      diff.measures.map((i) => [i, { before: '0', after: '0', moved: '0' }]),
+    );
+    for (const r of first) {
+      const n = Number(r.n ?? 0);
+      const [removed, added, ...columns] = decodeMask(r.mask, rest.length);
+      if (!removed) result.after += n;
+      if (!added) result.before += n;
+      if (added) result.added += n;
+      else if (removed) result.removed += n;
+      else if (columns.some(Boolean)) {
+        result.changed += n;
+        columns.forEach((d, j) => {
+          const name = (diff.columns[rest[j] ?? 0] as DiffColumn).name;
+          if (d) result.columnChanges[name] = (result.columnChanges[name] ?? 0) + n;
+        });
+      }
+      for (const [i, sum] of sums) {
+        sum.before = addDecimal(sum.before, text(r[`b${i}`]));
+        sum.after = addDecimal(sum.after, text(r[`a${i}`]));
+        sum.moved = addDecimal(sum.moved, text(r[`m${i}`]));
+      }
+    }
+    for (const i of rest) result.columnChanges[(diff.columns[i] as DiffColumn).name] ??= 0;
     result.unchanged = result.after - result.added - result.changed;
-    diff.columns.forEach((c, i) => {
-      if (!diff.grain.includes(i)) result.columnChanges[c.name] = Number(total[`x${i}`] ?? 0);
-    });
-    result.measures = diff.measures.map((i) => ({
+    result.measures = [...sums].map(([i, m]) => ({
       column: (diff.columns[i] as DiffColumn).name,
-      before: text(total[`b${i}`]),
-      after: text(total[`a${i}`]),
-      net: text(total[`n${i}`]),
-      moved: text(total[`m${i}`]),
+      ...m,
+      net: subDecimal(m.after, m.before),
     }));
-    result.movers = summary.rows.filter((r) => Number(r.g) !== all).map((r) => this.mover(r, all));
-    if (Number(total.keys ?? 0) > 0 && sampleLimit > 0) {
+    result.movers = this.movers(movers.length > 0 ? summary.rows : [], setOf, rest.length, options.topMovers ?? 20);
+    if (keysTouched(result) > 0 && sampleLimit > 0) {
       const sample = await run(sampleSql(after, before, diff), { sample_limit: sampleLimit });
       result.sample = sortSample(sample.rows.map(sampleRow));
     }
     return result;
   }
 
-  /** A grouping-set row of summarySql: which mover column it groups (its bit is 0 in g), its value and net changes. */
-  private mover(r: Row, all: number): KeyMover {
+  private withMovers = true;
+  /** Across servers: the last partition's changes were spread over most of its key ranges. */
+  private spread = false;
+
+  /** Per mover column and value, over the masks where the key differs: keys, and each measure's net change Σ(after − before). */
+  private movers(rows: Row[], setOf: (g: number) => number, columns: number, top: number): KeyMover[] {
     const { diff } = this;
-    const g = Number(r.g);
-    const j = diff.movers.findIndex((_, k) => (all & ~g) === 1 << (diff.movers.length - 1 - k));
-    const net: Record<string, string> = {};
-    for (const i of diff.measures) net[(diff.columns[i] as DiffColumn).name] = text(r[`n${i}`]);
-    return {
-      column: (diff.columns[diff.movers[j] ?? 0] as DiffColumn).name,
-      value: (r[`v${j}`] as string | null) ?? null,
-      keys: Number(r.keys ?? 0),
-      net,
-    };
+    const byValue = new Map<string, KeyMover>();
+    for (const r of rows) {
+      const j = setOf(Number(r.g));
+      const [removed, added, ...changed] = decodeMask(r.mask, columns);
+      if (j < 0 || !(removed || added || changed.some(Boolean))) continue;
+      const column = (diff.columns[diff.movers[j] ?? 0] as DiffColumn).name;
+      const value = (r[`v${j}`] as string | null) ?? null;
+      const id = `${column}\u0000${value ?? '\u0001'}`;
+      const mover = byValue.get(id) ?? { column, value, keys: 0, net: {} };
+      mover.keys += Number(r.n ?? 0);
+      for (const i of diff.measures) {
+        const name = (diff.columns[i] as DiffColumn).name;
+        mover.net[name] = addDecimal(mover.net[name], subDecimal(text(r[`a${i}`]), text(r[`b${i}`])));
+      }
+      byValue.set(id, mover);
+    }
+    return topMovers([...byValue.values()], diff.columns[diff.measures[0] ?? -1]?.name, top);
   }
 }
+
+const nonGrainColumns = (diff: DiffShape): number[] => diff.columns.map((_, i) => i).filter((i) => !diff.grain.includes(i));
 
 function paramsOf(partition: Partition, runId: string): Record<string, string> {
   return { partition_start: partition.start, partition_end: partition.end, run_id: runId };
@@ -252,11 +310,6 @@ function sampleRow(r: Row): KeyRowSample {
     before: (r.before as (string | null)[] | null) ?? null,
     after: (r.after as (string | null)[] | null) ?? null,
   };
-}
-
-/** Changed keys in key order, so a reader scans them like a table. */
-export function sortSample(rows: KeyRowSample[]): KeyRowSample[] {
-  return rows.sort((x, y) => JSON.stringify(x.key).localeCompare(JSON.stringify(y.key)));
 }
 
 async function columnFacts(client: PgClient, table: TableInfo): Promise<ColumnFacts[]> {
@@ -310,17 +363,4 @@ async function snapshotTable(client: PgClient, runId: string, table: string, key
   if (!SNAPSHOT_TABLE.test(name))
     throw new Error(`the snapshot of ${table} partition ${key} names an unexpected table ${JSON.stringify(name)}`);
   return name;
-}
-
-export async function withClient<T>(pool: ClientPool, fn: (client: PgClient) => Promise<T>): Promise<T> {
-  const client = await pool.acquire();
-  let broken = false;
-  try {
-    return await fn(client);
-  } catch (err) {
-    broken = true;
-    throw err;
-  } finally {
-    pool.release(client, broken);
-  }
 }

@@ -90,48 +90,52 @@ function fromJoin(after: string, before: string, shape: DiffShape): string {
 const grainValue = (i: number): string => `coalesce(${alias('a', i)}, ${alias('b', i)})`;
 const delta = (i: number): string => `(coalesce(${alias('a', i)}, 0)::numeric - coalesce(${alias('b', i)}, 0)::numeric)`;
 
+/** Non-grain columns up to which the difference mask is an integer; beyond, a text of 0s and 1s. */
+const INT_MASK_COLUMNS = 28;
+
 /**
- * One pass over the join: row counts, keys added / removed / changed, each non-grain column's
- * changed count, each measure's sums before and after and what moved (Σ|after − before|), and —
- * with GROUPING SETS over the same pass — the net change per value of each mover column, the
- * largest `:top_movers` of each. Column names: `g` (which grouping), `v<j>` (mover j's value),
- * `after_rows`, `before_rows`, `added`, `removed`, `changed`, `keys`, `x<i>`, `b<i>`, `a<i>`,
- * `m<i>`, `n<i>` (i: column index).
+ * Per joined row, which of its parts differ, computed once: bit 0 the recomputed row is missing
+ * (the key is removed), bit 1 the target row is missing (added), bit 2 + j the j-th non-grain
+ * column differs (meaningful when both are present). An integer, or for wide tables a text of
+ * '0'/'1' in the same order (see decodeMask).
  */
-export function summarySql(after: string, before: string, shape: DiffShape): string {
-  const d = keyDiffers(shape);
-  const both = 'a.p AND b.p';
-  const parts = [
-    'count(a.p) AS after_rows',
-    'count(b.p) AS before_rows',
-    'count(*) FILTER (WHERE b.p IS NULL) AS added',
-    'count(*) FILTER (WHERE a.p IS NULL) AS removed',
-    `count(*) FILTER (WHERE ${both} AND (${anyValueDiffers(shape)})) AS changed`,
-    `count(*) FILTER (WHERE ${d}) AS keys`,
-    ...nonGrain(shape).map((i) => `count(*) FILTER (WHERE ${both} AND ${differs(shape, i)}) AS x${i}`),
-    ...shape.measures.flatMap((i) => [
-      `sum(${alias('b', i)}::numeric)::text AS b${i}`,
-      `sum(${alias('a', i)}::numeric)::text AS a${i}`,
-      `sum(abs(${delta(i)}))::text AS m${i}`,
-      `sum(${delta(i)})::text AS n${i}`,
-    ]),
-  ];
+function maskSql(shape: DiffShape): string {
+  const flags = ['a.p IS NULL', 'b.p IS NULL', ...nonGrain(shape).map((i) => differs(shape, i))];
+  if (flags.length - 2 <= INT_MASK_COLUMNS) return `(${flags.map((f, bit) => `CASE WHEN ${f} THEN ${2 ** bit} ELSE 0 END`).join(' + ')})`;
+  return `concat(${flags.map((f) => `CASE WHEN ${f} THEN '1' ELSE '0' END`).join(', ')})`;
+}
+
+/** The flags of a mask as summarySql returns it: [key removed, key added, column j differs …]. */
+export function decodeMask(mask: unknown, columns: number): boolean[] {
+  if (typeof mask === 'string' && /^[01]+$/.test(mask) && mask.length === columns + 2) return [...mask].map((c) => c === '1');
+  const bits = Number(mask);
+  return Array.from({ length: columns + 2 }, (_, bit) => (bits & (2 ** bit)) !== 0);
+}
+
+/** Rows summarySql may return before its movers are given up (a label column with too many values). */
+export const MAX_SUMMARY_ROWS = 10_000;
+
+/**
+ * One pass over the join, grouped by the difference mask (so each comparison is made once per
+ * row): per mask the rows, each measure's sums before (`b<i>`) and after (`a<i>`), and what moved
+ * (`m<i>`, Σ|after − before|, summed only where the value differs). With movers, the same per
+ * (mask, value of mover j) in GROUPING SETS — `g` tells the set (bit k−1−j clear: mover j's),
+ * `v<j>` the value — from which a mover's net change is Σ(a − b) over its differing masks.
+ */
+export function summarySql(after: string, before: string, shape: DiffShape, withMovers = true): string {
+  const mask = maskSql(shape);
+  const sums = shape.measures.flatMap((i) => [
+    `sum(${alias('b', i)}::numeric)::text AS b${i}`,
+    `sum(${alias('a', i)}::numeric)::text AS a${i}`,
+    `sum(abs(${delta(i)})) FILTER (WHERE ${differs(shape, i)})::text AS m${i}`,
+  ]);
+  const aggregates = ['count(*) AS n', ...sums].join(', ');
   const join = fromJoin(after, before, shape);
-  if (shape.movers.length === 0) return `SELECT 0 AS g, ${parts.join(', ')} ${join}`;
+  if (!withMovers || shape.movers.length === 0) return `SELECT 0 AS g, ${mask} AS mask, ${aggregates} ${join} GROUP BY 2`;
   const groups = shape.movers.map(grainValue);
-  const all = (1 << groups.length) - 1;
   const values = groups.map((g, j) => `${g}::text AS v${j}`);
-  const first = shape.measures[0];
-  const size = first === undefined ? '0' : `abs(sum(${delta(first)}))`;
-  // The grand total (g = all) always; a mover's group only where a key with its value changed.
-  return `SELECT * FROM (
-  SELECT *, row_number() OVER (PARTITION BY g ORDER BY size DESC, keys DESC) AS rn FROM (
-    SELECT GROUPING(${groups.join(', ')}) AS g, ${values.join(', ')}, ${parts.join(', ')}, ${size} AS size
-    ${join}
-    GROUP BY GROUPING SETS ((), ${groups.map((g) => `(${g})`).join(', ')})
-    HAVING GROUPING(${groups.join(', ')}) = ${all} OR count(*) FILTER (WHERE ${d}) > 0
-  ) AS grouped
-) AS ranked WHERE g = ${all} OR rn <= :top_movers`;
+  return `SELECT GROUPING(${groups.join(', ')}) AS g, ${mask} AS mask, ${values.join(', ')}, ${aggregates} ${join}
+  GROUP BY GROUPING SETS (${groups.map((g) => `(${mask}, ${g})`).join(', ')}) LIMIT ${MAX_SUMMARY_ROWS + 1}`;
 }
 
 const textArray = (side: string, shape: DiffShape): string => `ARRAY[${shape.columns.map((_, i) => `${alias(side, i)}::text`).join(', ')}]`;
@@ -183,24 +187,35 @@ export function rangeSumsSql(side: string, shape: DiffShape, first: boolean): st
 }
 
 /**
- * The digest of every row in the ranges `:ranges` (`:len` digits): key hash, row hash, the
- * grain's values, a short hash of each non-grain column, and the measures' values — enough to
- * tell added, removed and changed keys, which columns changed, and what the measures moved,
- * without the rows themselves.
+ * The digest of every row in the ranges `:ranges` (`:len` digits): its key's hash and 64 bits of
+ * its row's hash in one text (`d`, 48 hex digits) — enough to tell added, removed and changed
+ * keys without the rows.
  */
-export function rangeDigestsSql(side: string, shape: DiffShape): string {
-  const key = `ARRAY[${shape.grain.map((i) => `h.c${i}::text`).join(', ')}]::text[]`;
-  const columns = `ARRAY[${nonGrain(shape)
-    .map((i) => `CASE WHEN h.c${i} IS NULL THEN NULL ELSE left(md5(h.c${i}::text), 16) END`)
-    .join(', ')}]::text[]`;
-  const measures = `ARRAY[${shape.measures.map((i) => `h.c${i}::numeric::text`).join(', ')}]::text[]`;
-  return `SELECT h.kh, h.rh, ${key} AS key, ${nonGrain(shape).length > 0 ? columns : 'ARRAY[]::text[]'} AS cols, ${shape.measures.length > 0 ? measures : 'ARRAY[]::text[]'} AS measures
-  FROM (${hashed(side, shape)}) AS h WHERE left(h.kh, :len) = ANY(:ranges::text[])`;
+export function rangeDigestsSql(side: string, shape: DiffShape, everyRange = false): string {
+  const where = everyRange ? '' : ' WHERE left(h.kh, :len) = ANY(:ranges::text[])';
+  return `SELECT h.kh || left(h.rh, 16) AS d FROM (${hashed(side, shape)}) AS h${where}`;
 }
 
-/** The full rows (as text arrays) of the keys whose hashes are `:keys`: the sample's before and after. */
-export function rowsByKeyHashSql(side: string, shape: DiffShape): string {
-  return `SELECT h.kh, ARRAY[${shape.columns.map((_, i) => `h.c${i}::text`).join(', ')}] AS row
+/** A side's row count and measure sums alone (g = 1, as rangeSumsSql's totals): no hashing. */
+export function sideTotalsSql(side: string, shape: DiffShape): string {
+  const sums = shape.measures.map((i) => `, sum(x.c${i}::numeric)::text AS s${i}`).join('');
+  return `SELECT 1 AS g, count(*) AS n${sums} FROM (${side}) AS x${aliasList(shape)}`;
+}
+
+/**
+ * For the keys whose hashes are `:keys` (those that differ): the grain's values, a short hash of
+ * each non-grain column (NULL stays NULL), the measures' values, and — for the keys in `:sample`
+ * — the whole row as text: which columns changed, what the measures moved, and the sample's
+ * before → after.
+ */
+export function keyDetailsSql(side: string, shape: DiffShape): string {
+  const key = `ARRAY[${shape.grain.map((i) => `h.c${i}::text`).join(', ')}]::text[]`;
+  const rest = nonGrain(shape);
+  const columns = rest.length === 0 ? 'ARRAY[]::text[]' : `ARRAY[${rest.map((i) => `left(md5(h.c${i}::text), 16)`).join(', ')}]::text[]`;
+  const measures =
+    shape.measures.length === 0 ? 'ARRAY[]::text[]' : `ARRAY[${shape.measures.map((i) => `h.c${i}::numeric::text`).join(', ')}]::text[]`;
+  const row = `ARRAY[${shape.columns.map((_, i) => `h.c${i}::text`).join(', ')}]::text[]`;
+  return `SELECT h.kh, ${key} AS key, ${columns} AS cols, ${measures} AS measures, CASE WHEN h.kh = ANY(:sample::text[]) THEN ${row} END AS row
   FROM (${hashed(side, shape)}) AS h WHERE h.kh = ANY(:keys::text[])`;
 }
 
