@@ -77,7 +77,7 @@ describe.skipIf(browserPath.path === null)('the impact scope, end to end in Chro
     await page.getByRole('button', { name: 'Run the dry run' }).click();
     const graph = page.getByTestId('impact-graph').first();
     await expect.poll(() => graph.getByTestId('impact-node').count(), { timeout: 30_000 }).toBe(14);
-    await expect.poll(() => graph.locator('.impact-target').isVisible()).toBe(true);
+    await expect.poll(() => graph.locator('.impact-target').isVisible(), { timeout: 15_000 }).toBe(true);
     const labels = await graph.locator('.impact-label').allTextContents();
     for (const label of [
       'mart.daily',
@@ -132,7 +132,8 @@ describe.skipIf(browserPath.path === null)('the impact scope, end to end in Chro
     await expect.poll(() => signs.getByTestId('impact-node').count()).toBe(14);
     // Drawn, not only in the DOM: the target's node is on screen inside the canvas.
     const canvas = await signs.locator('.impact-canvas').boundingBox();
-    await expect.poll(() => signs.locator('.impact-target').isVisible()).toBe(true);
+    // React Flow shows nodes once it has measured them: on a busy machine that takes a moment.
+    await expect.poll(() => signs.locator('.impact-target').isVisible(), { timeout: 15_000 }).toBe(true);
     const target = await signs.locator('.impact-target').boundingBox();
     expect(target && canvas && target.x >= canvas.x && target.y >= canvas.y && target.y + target.height <= canvas.y + canvas.height).toBe(
       true,
