@@ -217,6 +217,25 @@ describe.each(FIELDS)('a hostile %s', (field) => {
   });
 });
 
+describe("a hostile stop probe (a plan file's stop.probes[0].sql)", () => {
+  beforeAll(async () => {
+    ws.writeJob('probe-host', orderMartJob({ name: 'probe-host', billing: false }));
+    before = await settled();
+  });
+
+  it.each(PAYLOADS)('$name: the run is refused before anything runs (exit 2, naming the field); nothing written', async (payload) => {
+    const runId = `probe-${PAYLOADS.indexOf(payload)}`;
+    const file = ws.writeFile(
+      `${runId}.plan.yaml`,
+      `request_id: ${runId}\njob: probe-host\nrange: { from: '2026-05-01', to: '2026-05-03' }\nwrite_mode: overwrite-partition\nstop:\n  probes:\n    - { name: hostile, max: 1, sql: ${JSON.stringify(payload.sql())} }\n`,
+    );
+    const r = await runCli(ws, ['--plan', file]);
+    expect(r.stderr, r.stdout + r.stderr).toContain('stop.probes[0].sql');
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expectUntouched(await settled());
+  });
+});
+
 describe('a function of the server that writes (declared VOLATILE, as PostgreSQL requires of a writer)', () => {
   // The parse guard cannot know what a function of the server does: each command that runs the
   // field asks the server, refuses it (exit 2, naming the function), and writes nothing.
