@@ -17,6 +17,8 @@
  *   (h) run-backfill --version and status start-up ÷ node -e 0 — target ≤ 1.5× + 100 ms; bench/startup.ts
  *   (i) the throttle: a signal crossing its level → the executor's pause, and its recovery → the
  *       next partition, each against the check interval (200, 500, 1000 ms) — see bench/throttle.ts
+ *   (l) the change by key over the same rows and partitions ÷ their plain count(*) + sum scans
+ *       on both sides — aim ≤ 2; bench/changeByKey.ts
  *
  * (a), (b), (c) and (h) run the executor and its baseline in interleaved pairs and report the
  * median of the per-pair ratios with its 95% interval (bench/pairs.ts), adding pairs until the
@@ -24,7 +26,7 @@
  * BENCH_ROWS (default 1,000,000), BENCH_MIN_PAIRS (default 8) and BENCH_ROUNDS (default 6:
  * rounds of the S3 and sandbox benches, and of (a)'s variants) tune it.
  * BENCH_ONLY=pg runs (a)–(c) and skips the S3 benches (for iterating on the Postgres path);
- * BENCH_ONLY=a, b, c, h or i runs that one alone; BENCH_ONLY=sandbox runs (f) and (g) alone; BENCH_ONLY=limits, (limits).
+ * BENCH_ONLY=a, b, c, h, i or l runs that one alone; BENCH_ONLY=sandbox runs (f) and (g) alone; BENCH_ONLY=limits, (limits).
  * BENCH_THROTTLE_TRIALS (default 5) sets (i)'s trials per interval.
  * BENCH_PROFILE=1 also prints, for (a) and (b), the time per partition of each statement kind
  * the executor sends (see bench/profile.ts), from the median round.
@@ -38,6 +40,7 @@ import { from as copyFrom, to as copyTo } from 'pg-copy-streams';
 import { startEmbeddedPostgres, type PgServerInfo, type RunningPg } from '../electron/engine/sandbox/embeddedPostgres.ts';
 import { benchJob, runExecutor } from './executor.ts';
 import { installProfiler, printProfile, profiling, resetProfile, snapshotProfile, type Profile } from './profile.ts';
+import { runChangeByKeyBench } from './changeByKey.ts';
 import { runLimitsBench } from './limits.ts';
 import { runS3Benches } from './s3.ts';
 import { describePairs, measurePairs, median, type PairedResult } from './pairs.ts';
@@ -54,10 +57,10 @@ const FROM = '2026-01-01';
 const TO = '2026-01-31';
 const EMPTY_PARTITIONS = 200;
 const ONLY = process.env.BENCH_ONLY ?? '';
-const SOLO = ['a', 'b', 'c', 'h', 'i', 'sandbox', 'limits'] as const;
+const SOLO = ['a', 'b', 'c', 'h', 'i', 'l', 'sandbox', 'limits'] as const;
 if (!['', 'pg', ...SOLO].includes(ONLY)) throw new Error(`BENCH_ONLY=${ONLY}: use pg, ${SOLO.join(', ')}`);
 const want = (bench: (typeof SOLO)[number] | 's3'): boolean =>
-  ONLY === '' || ONLY === bench || (ONLY === 'pg' && ['a', 'b', 'c'].includes(bench));
+  ONLY === '' || ONLY === bench || (ONLY === 'pg' && ['a', 'b', 'c', 'l'].includes(bench));
 if (process.env.BENCH_PROFILE === '1') installProfiler();
 
 const TABLE_DDL = `(day date NOT NULL, id bigint NOT NULL, customer_id int NOT NULL, amount numeric(12,2) NOT NULL, note text, PRIMARY KEY (day, id))`;
@@ -368,6 +371,15 @@ async function main(): Promise<void> {
         resultC.high < 20,
         `${describePairs(resultC, 2, 'differences')} of (executor − direct statements) ÷ ${EMPTY_PARTITIONS} partitions; executor ${(median(resultC.subjectMs) / EMPTY_PARTITIONS).toFixed(2)} ms, direct ${(median(resultC.baselineMs) / EMPTY_PARTITIONS).toFixed(2)} ms per partition`,
       );
+    if (want('l'))
+      await runChangeByKeyBench(a.info, b.info, line, {
+        sourceQuery: SOURCE_QUERY,
+        from: FROM,
+        to: TO,
+        minPairs: MIN_PAIRS,
+        maxPairs: MAX_PAIRS,
+        rounds: ROUNDS,
+      });
     if (resultA) {
       printProfile('(a) direct statements', medianProfile(resultA.baselineMs, profilesDirect), median(resultA.baselineMs), DAYS);
       printProfile('(a) executor, pushdown', medianProfile(resultA.subjectMs, profilesA), median(resultA.subjectMs), DAYS);

@@ -29,6 +29,8 @@ const byRun = z.strictObject({ runId });
 const identityName = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must be lowercase letters, digits, ".", "_" or "-" (at most 64)');
 const passphrase = z.string().min(1, 'must not be empty').max(1024);
 const comment = z.string().max(2000);
+/** the operator's words for the incident note: paragraphs are fine */
+const closingComment = z.string().max(20_000);
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD');
 const scenarioId = z.number().int('must be a scenario number (1, 2, …)').positive('must be a scenario number (1, 2, …)').max(999);
 
@@ -90,12 +92,18 @@ export const CALLS = {
     }),
   )<T.IdentityView>(),
 
-  'run:start': call(byRun)<{ started: boolean }>(),
+  /** `reprocess` as the CLI's --reprocess: which partitions a resume (re)does — missing (default), failed, or all */
+  'run:start': call(z.strictObject({ runId, reprocess: z.enum(['missing', 'failed', 'all']).optional() }))<{ started: boolean }>(),
   'run:pause': call(byRun)<{ requested: boolean }>(),
   'run:stop': call(byRun)<{ requested: boolean }>(),
   'run:compare': call(byRun)<T.ComparisonView>(),
-  'run:close': call(z.strictObject({ runId, comment }))<T.CloseView>(),
-  'run:note': call(z.strictObject({ runId, format: z.enum(['md', 'html']) }))<T.ExportedFile>(),
+  /** `signer` + `passphrase`: whose key signs the note's head (the chain's checkpoint), asked at Close */
+  'run:close': call(
+    z.strictObject({ runId, comment: closingComment, signer: identityName.optional(), passphrase: passphrase.optional() }),
+  )<T.CloseView>(),
+  'run:note': call(
+    z.strictObject({ runId, format: z.enum(['md', 'html']), signer: identityName.optional(), passphrase: passphrase.optional() }),
+  )<T.ExportedFile>(),
 
   'history:list': call(
     z.strictObject({
@@ -109,6 +117,7 @@ export const CALLS = {
     }),
   )<T.HistoryPage>(),
   'history:get': call(byRun)<T.RunDetail>(),
+  'history:story': call(byRun)<T.RunStoryView>(),
   'evidence:get': call(z.strictObject({ id: z.number().int().positive().max(Number.MAX_SAFE_INTEGER) }))<T.EvidenceView>(),
 
   /** The Sandbox only: a folder workspace is refused (loading a scenario resets the data). */

@@ -2,6 +2,10 @@
  * What the engine hands the renderer through the contract (shared/contract.ts): plain JSON,
  * no secrets, no engine classes. Row shapes of the store stay in the engine; these are views.
  */
+import type { Approval } from './approval.ts';
+import type { ChartRow } from './changeCharts.ts';
+import type { KeyChange, KeyChangeTotals } from './keyChange.ts';
+import type { NoteSection } from './noteBlocks.ts';
 import type { RedFlag } from './redFlags.ts';
 import type { SignalReading, ThrottleState } from './signals.ts';
 import type { Job, Unit } from './schemas.ts';
@@ -116,6 +120,11 @@ export interface PartitionCell {
   error: string | null;
   sourceCount: number | null;
   targetCount: number | null;
+  /** the partition's evidence, where a view shows it (History) */
+  checksum?: string | null;
+  startedAt?: string | null;
+  finishedAt?: string | null;
+  durationMs?: number | null;
 }
 
 export interface RunbookView {
@@ -164,7 +173,10 @@ export interface DryRunView {
   summary: string;
   downstream: string[];
   target: string;
-  rows: { key: string; source: Measures; target: Measures; change: Measures }[];
+  /** `source` is what the partition holds after the run (recomputed), `target` what it holds now */
+  rows: { key: string; source: Measures; target: Measures; change: Measures; keys?: KeyChange }[];
+  /** the change by key over every partition; null where the target cannot measure it (S3) */
+  keys: KeyChangeTotals | null;
   createdAt: string;
 }
 
@@ -183,6 +195,8 @@ export interface SignoffView {
   /** why each recorded sign-off does not count (four eyes, changed plan…) */
   problems: string[];
   planHash: string;
+  /** what a sign-off of this plan approves, restated (the same as in the request file) */
+  approves: Approval;
 }
 
 export interface IdentityView {
@@ -223,6 +237,8 @@ export interface ComparisonRow {
   difference: number | null;
   ok: boolean;
   problems: string[];
+  /** what the run changed in this partition, by key: the partition now against its snapshot */
+  keys?: KeyChange;
 }
 
 export interface ComparisonView {
@@ -230,13 +246,19 @@ export interface ComparisonView {
   reconciliationEvidenceId: number | null;
   ok: boolean;
   rows: ComparisonRow[];
+  /** what the run changed by key (against the snapshot), and what the dry run predicted */
+  keys: { actual: KeyChangeTotals | null; predicted: KeyChangeTotals | null; why: string | null };
   createdAt: string;
 }
 
 export interface CloseView {
   evidenceId: number;
   summary: [string, string][];
+  /** the incident note as exported at Close, in Markdown and HTML (one export, one head) */
   note: ExportedFile;
+  html: ExportedFile;
+  /** who signed the note's head, or null when nobody did */
+  signedBy: string | null;
 }
 
 export interface HistoryPage {
@@ -268,6 +290,26 @@ export interface RunDetail {
   partitions: PartitionCell[];
   evidence: EvidenceHead[];
   timeline: TimelineEntry[];
+}
+
+/** One partition's evidence, as History shows it when its cell is opened. */
+export interface PartitionEvidenceView {
+  key: string;
+  /** what the dry run predicted for it, by key */
+  predicted: KeyChange | null;
+  /** what the run changed in it (against its snapshot), by key */
+  actual: KeyChange | null;
+  /** its reconciliation after the run */
+  reconciliation: { ok: boolean; problems: string[]; targetCount: number | null; markedRows: number | null } | null;
+}
+
+/** A past run on one screen: its note's story sections, the charts' data, every partition with its evidence. */
+export interface RunStoryView {
+  /** "The story", "What changed" (without chart images), "Comments", "Downstream to notify" */
+  sections: NoteSection[];
+  /** the dry run per partition, for the charts */
+  chartRows: ChartRow[];
+  partitions: PartitionEvidenceView[];
 }
 
 export interface EvidenceView extends EvidenceHead {

@@ -3,22 +3,12 @@
  * every outcome to the exit codes of docs/design.md §5. Start-up loads commander and the one command
  * module the command line names (commands/index.ts); the engine comes with the command's action.
  */
-import { Command, CommanderError } from 'commander';
-import { appVersion } from '../engine/appVersion.ts';
-import { COMMANDS, commandsFor } from './commands/index.ts';
+import { CommanderError } from 'commander';
+import { buildProgram } from './buildProgram.ts';
+import { commandsFor } from './commands/index.ts';
 import { EXIT, EXIT_OF_KIND, type ExitCode } from './exitCodes.ts';
-import { resolveWorkspace, type CliContext } from './program.ts';
+import { resolveWorkspace } from './program.ts';
 import { createReporter } from './progress.ts';
-
-export async function buildProgram(ctx: CliContext, commands: readonly (typeof COMMANDS)[number][] = COMMANDS): Promise<Command> {
-  const program = new Command('run-backfill')
-    .description('Recompute past partitions of a job safely: plan, gates, dry run, execute, reconcile.')
-    .version(appVersion(), '-V, --version', 'print the version')
-    .showHelpAfterError('(run-backfill --help for usage)')
-    .exitOverride();
-  for (const register of await Promise.all(commands.map((c) => c.load()))) register(program, ctx);
-  return program;
-}
 
 /** The error as the CLI says it: the classifier's message, where it went wrong, what to do; a stack only for the unexpected. */
 async function describeError(err: unknown): Promise<{ code: ExitCode; text: string }> {

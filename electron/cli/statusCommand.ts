@@ -4,6 +4,7 @@ import { EXIT, type ExitCode } from './exitCodes.ts';
 import type { Reporter } from './progress.ts';
 import { formatMetrics, formatPartitions, formatRun, formatRunList, formatThrottleEpisodes } from './tables.ts';
 import { runMetrics } from '../engine/executor/metrics.ts';
+import { runLiveness } from '../engine/executor/liveness.ts';
 import { throttleEpisodes } from '../engine/executor/throttleEpisodes.ts';
 import { formatDuration } from './progress.ts';
 
@@ -30,7 +31,15 @@ export function statusCommand(opts: { runId?: string; limit: number }, store: St
   const episodesText = formatThrottleEpisodes(episodes);
   out.record(
     'status',
-    { run, metrics, throttle: now, throttleEpisodes: episodes, partitions, reconciliation: reconciliation?.body ?? null },
+    {
+      run,
+      liveness: runLiveness(run),
+      metrics,
+      throttle: now,
+      throttleEpisodes: episodes,
+      partitions,
+      reconciliation: reconciliation?.body ?? null,
+    },
     `${formatRun(run)}\n${throttled}${formatMetrics(metrics)}\n\n${episodesText ? `${episodesText}\n\n` : ''}${formatPartitions(partitions)}`,
   );
   return EXIT.ok;

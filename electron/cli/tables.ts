@@ -1,4 +1,6 @@
 /** Plain-text tables for the terminal: dry runs and run status. */
+import { describeKeyChange, describeMeasure, totalKeyChange, type KeyChangeTotals } from '../../shared/keyChange.ts';
+import { runLiveness } from '../engine/executor/liveness.ts';
 import type { DryRunRow, Measures } from '../engine/executor/types.ts';
 import type { PartitionRecord, Run } from '../engine/store/index.ts';
 import type { SanityReport } from '../engine/safety/sanity.ts';
@@ -32,7 +34,50 @@ export function formatDryRun(rows: DryRunRow[]): string {
   const targetTotals = columns.map((c) => rows.reduce((s, r) => s + Number(r.target[c] ?? 0), 0));
   const change = rows.reduce((s, r) => s + Number(r.change.rows ?? 0), 0);
   body.push(['total', ...totals.map(fmt), ...targetTotals.map(fmt), signed(change)]);
-  return table(header, body);
+  const keys = rows.flatMap((r) => (r.keys ? [r.keys] : []));
+  return keys.length > 0 ? `${formatKeyChange(totalKeyChange(keys, 8))}\n\n${table(header, body)}` : table(header, body);
+}
+
+/**
+ * The change by key first, as the app's Impact step leads with it: totals can stay equal while
+ * keys move, and this is where that shows (`refund_amount … net 0, 1,830.00 moved between keys`).
+ */
+export function formatKeyChange(t: KeyChangeTotals): string {
+  const lines = [`Change by key: ${describeKeyChange(t)}, in ${t.partitionsChanged} of ${t.partitions} partitions`];
+  for (const m of t.measures) lines.push(`  ${describeMeasure(m)}`);
+  for (const column of [...new Set(t.movers.map((m) => m.column))]) {
+    const movers = t.movers.filter((m) => m.column === column).slice(0, 6);
+    lines.push(
+      `  moved by ${column}: ${movers
+        .map(
+          (m) =>
+            `${m.value ?? 'NULL'} ${Object.entries(m.net)
+              .map(([c, v]) => `${c} ${v.startsWith('-') ? v : `+${v}`}`)
+              .join(', ')}`,
+        )
+        .join('; ')}`,
+    );
+  }
+  if (t.sample.length > 0) {
+    const rest = t.columns.filter((c) => !t.grain.includes(c));
+    lines.push(
+      '',
+      table(
+        ['partition', 'change', `key (${t.grain.join(', ')})`, ...rest],
+        t.sample.map((s) => [
+          s.partition,
+          s.kind,
+          s.key.map((k) => k ?? 'NULL').join(', '),
+          ...rest.map((c) => {
+            const i = t.columns.indexOf(c);
+            const [b, a] = [s.before?.[i] ?? '–', s.after?.[i] ?? '–'];
+            return b === a ? b : `${b} → ${a}`;
+          }),
+        ]),
+      ),
+    );
+  }
+  return lines.join('\n');
 }
 
 function fmt(n: number): string {
@@ -45,8 +90,10 @@ function signed(v: Measures[string] | undefined): string {
 }
 
 export function formatRun(run: Run): string {
+  const live = runLiveness(run);
   return [
-    `Run ${run.runId}  [${run.status}]`,
+    `Run ${run.runId}  [${live.state}]`,
+    ...(live.hint ? [`  ${live.hint}`] : []),
     `  job ${run.jobName}, ${run.rangeFrom} → ${run.rangeTo} (${run.unit}, ${run.timezone}), ${run.writeMode}, tier ${run.tier}`,
     `  partitions: ${run.partitionsPublished}/${run.partitionsTotal} published, ${run.partitionsFailed} failed; ${run.rowsWritten} rows written; cursor ${run.cursor ?? '(done)'}`,
     `  requested by ${run.requestedBy ?? '?'}, executed by ${run.executedBy ?? '?'}; created ${run.createdAt}${run.finishedAt ? `, finished ${run.finishedAt}` : ''}`,
@@ -76,7 +123,7 @@ export function formatRunList(runs: Run[]): string {
     runs.map((r) => [
       r.runId,
       r.jobName,
-      r.status,
+      runLiveness(r).state === 'interrupted' ? 'interrupted (resumable)' : r.status,
       `${r.partitionsPublished}/${r.partitionsTotal}`,
       `${r.rangeFrom} → ${r.rangeTo}`,
       r.createdAt,

@@ -1,7 +1,8 @@
-/** Opens one piece of evidence as it is on record: kind, time, its sha256, and the body. */
+/** Opens one piece of evidence as it is on record: kind, time, its sha256, and the body as tables (the raw JSON behind a disclosure). */
 import { useState } from 'react';
 import { useCall } from '../hooks/useCall.ts';
 import { when } from '../lib/format.ts';
+import { JsonTables } from './JsonTables.tsx';
 import { Modal } from './Modal.tsx';
 
 export function EvidenceViewer({ id, onClose }: { id: number; onClose: () => void }) {
@@ -20,7 +21,7 @@ export function EvidenceViewer({ id, onClose }: { id: number; onClose: () => voi
             <dt>Run</dt>
             <dd>{data.runId ?? '– (bound to the plan)'}</dd>
           </dl>
-          <pre className="json">{JSON.stringify(data.body, null, 2)}</pre>
+          <JsonTables value={data.body} />
         </>
       ) : (
         <p className="muted">Loading…</p>

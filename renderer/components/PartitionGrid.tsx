@@ -18,11 +18,13 @@ export interface PartitionGridProps {
   overlay?: Readonly<Record<string, PartitionStatusName>>;
   height?: number;
   label?: string;
+  /** told which partition (its index in `cells`) the reader moved to or clicked, to open its evidence */
+  onSelect?: (index: number) => void;
 }
 
 const ROW = 24;
 
-export function PartitionGrid({ unit, cells, overlay = {}, height = 320, label = 'Partitions' }: PartitionGridProps) {
+export function PartitionGrid({ unit, cells, overlay = {}, height = 320, label = 'Partitions', onSelect }: PartitionGridProps) {
   const statuses = useMemo(() => cells.map((c) => overlay[c.key] ?? c.status), [cells, overlay]);
   const calendar = useMemo(
     () =>
@@ -55,6 +57,7 @@ export function PartitionGrid({ unit, cells, overlay = {}, height = 320, label =
   const move = (to: number) => {
     const next = Math.max(0, Math.min(cells.length - 1, to));
     setFocus(next);
+    onSelect?.(next);
     virtualizer.scrollToIndex(rowOf.get(next) ?? 0);
   };
   const onKey = (e: KeyboardEvent) => {
@@ -129,7 +132,10 @@ export function PartitionGrid({ unit, cells, overlay = {}, height = 320, label =
                       title={`${names}: ${status}`}
                       data-status={status}
                       className={`cell s-${status}${slot.includes(focus) ? ' focused' : ''}`}
-                      onClick={() => setFocus(i)}
+                      onClick={() => {
+                        setFocus(i);
+                        onSelect?.(i);
+                      }}
                     />
                   );
                 })}

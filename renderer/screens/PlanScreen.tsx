@@ -14,6 +14,7 @@ import { useApp } from '../store/index.ts';
 export function PlanScreen() {
   const draft = useApp((s) => s.draft);
   const edit = useApp((s) => s.editDraft);
+  const operator = useApp((s) => s.info?.operator.split('@')[0] ?? '');
   const jobs = useCall('jobs:list', {}, 'List the jobs');
   const [detail, setDetail] = useState<JobDetail | null>(null);
   const [busy, setBusy] = useState(false);
@@ -134,35 +135,51 @@ export function PlanScreen() {
               type: 'number',
               problem: problemOf('stop.max_consecutive_failures'),
             })}
+            {/* An empty field is no limit: its placeholder says so, and the example is a hint, never a value that looks set. */}
             {text('maxRowDiffRatio', 'Max row difference vs dry run (ratio)', {
-              placeholder: '0.2',
+              placeholder: 'no limit',
+              hint: 'e.g. 0.2',
               problem: problemOf('stop.max_row_diff_ratio'),
             })}
-            {text('maxLockWaitMs', 'Max lock wait (ms)', { placeholder: '5000', problem: problemOf('stop.max_lock_wait_ms') })}
+            {text('maxLockWaitMs', 'Max lock wait (ms)', {
+              placeholder: 'no limit',
+              hint: 'e.g. 5000',
+              problem: problemOf('stop.max_lock_wait_ms'),
+            })}
           </div>
           <p className="muted small">
             Above a max level the run throttles: it waits, then continues by itself. Above a critical level it halts at once.
           </p>
           <div className="row3">
             {text('criticalLockWaitMs', 'Critical lock wait (ms)', {
-              placeholder: '30000',
+              placeholder: 'no limit',
+              hint: 'e.g. 30000',
               problem: problemOf('stop.critical_lock_wait_ms'),
             })}
-            {text('maxReplicationLagS', 'Max replication lag (s)', { placeholder: '30', problem: problemOf('stop.max_replication_lag_s') })}
+            {text('maxReplicationLagS', 'Max replication lag (s)', {
+              placeholder: 'no limit',
+              hint: 'e.g. 30',
+              problem: problemOf('stop.max_replication_lag_s'),
+            })}
             {text('criticalReplicationLagS', 'Critical replication lag (s)', {
-              placeholder: '300',
+              placeholder: 'no limit',
+              hint: 'e.g. 300',
               problem: problemOf('stop.critical_replication_lag_s'),
             })}
           </div>
           <div className="row2">
             {text('panicFile', 'Panic file (its existence stops the run)', {
-              placeholder: '/tmp/stop-backfill',
+              placeholder: 'none',
+              hint: 'e.g. /tmp/stop-backfill',
               problem: problemOf('stop.panic_file'),
             })}
           </div>
         </fieldset>
         <div className="row2">
-          {text('requestedBy', 'Requested by')}
+          {text('requestedBy', 'Requested by', {
+            placeholder: operator ? `${operator} (you)` : 'you',
+            hint: 'left empty: you, the operator',
+          })}
           {text('owner', 'Owner')}
         </div>
         <button type="submit" className="primary" disabled={!preview.plan || busy}>

@@ -1,23 +1,36 @@
-/** One past run: its timeline (the audit log), its evidence and its partition grid. Reads SQLite only. */
+/**
+ * One past run. It opens on a summary: the story its incident note tells (who asked, signed,
+ * executed, closed, and why), what changed by key with the charts, the people's comments, who to
+ * notify, and the partition grid whose cells open their evidence. Then the timeline as sentences
+ * (each entry's raw JSON behind a disclosure) and the evidence as tables. Reads SQLite only.
+ */
 import { useState } from 'react';
 import type { RunDetail, TimelineEntry } from '../../shared/contractTypes.ts';
+import { timelineSentence } from '../../shared/timelineSentence.ts';
+import { ChangeCharts } from '../components/ChangeCharts.tsx';
 import { EvidenceViewer } from '../components/EvidenceViewer.tsx';
+import { NoteSections } from '../components/NoteBlocks.tsx';
+import { PartitionEvidence } from '../components/PartitionEvidence.tsx';
 import { PartitionGrid } from '../components/PartitionGrid.tsx';
 import { RunStatus, TierBadge } from '../components/StatusBadge.tsx';
-import { VirtualTable } from '../components/VirtualTable.tsx';
 import { useCall } from '../hooks/useCall.ts';
 import type { CalendarUnit } from '../lib/calendar.ts';
 import { int, when } from '../lib/format.ts';
 import { useApp } from '../store/index.ts';
 
-type Tab = 'timeline' | 'evidence' | 'partitions';
+type Tab = 'summary' | 'timeline' | 'evidence';
 
 export function RunDetailScreen({ runId }: { runId: string }) {
   const { data } = useCall('history:get', { runId }, `Open run ${runId}`, runId);
-  const [tab, setTab] = useState<Tab>('timeline');
+  const [tab, setTab] = useState<Tab>('summary');
   const go = useApp((s) => s.go);
   if (!data) return <p className="muted">Loading run {runId}…</p>;
   const run = data.run;
+  const labels: Record<Tab, string> = {
+    summary: 'Summary',
+    timeline: `Timeline (${data.timeline.length})`,
+    evidence: `Evidence (${data.evidence.length})`,
+  };
   return (
     <div className="run-detail">
       <header className="card run-header">
@@ -35,13 +48,13 @@ export function RunDetailScreen({ runId }: { runId: string }) {
             {run.haltReason ? ` · ${run.haltReason}` : ''}
           </p>
         </div>
-        <button type="button" className="primary" onClick={() => go({ name: 'runbook', runId, step: null })}>
+        <button type="button" onClick={() => go({ name: 'runbook', runId, step: null })}>
           Open the runbook
         </button>
       </header>
       <div className="card">
         <div className="tabs inner" role="tablist" aria-label="Run details">
-          {(['timeline', 'evidence', 'partitions'] as Tab[]).map((t) => (
+          {(['summary', 'timeline', 'evidence'] as Tab[]).map((t) => (
             <button
               key={t}
               type="button"
@@ -50,11 +63,7 @@ export function RunDetailScreen({ runId }: { runId: string }) {
               className={`tab${tab === t ? ' active' : ''}`}
               onClick={() => setTab(t)}
             >
-              {t === 'timeline'
-                ? `Timeline (${data.timeline.length})`
-                : t === 'evidence'
-                  ? `Evidence (${data.evidence.length})`
-                  : `Partitions (${data.partitions.length})`}
+              {labels[t]}
             </button>
           ))}
         </div>
@@ -66,52 +75,77 @@ export function RunDetailScreen({ runId }: { runId: string }) {
 
 function body(tab: Tab, data: RunDetail) {
   switch (tab) {
+    case 'summary':
+      return <Summary data={data} />;
     case 'timeline':
-      return (
-        <VirtualTable<TimelineEntry>
-          label="Timeline"
-          rows={data.timeline}
-          height={520}
-          rowKey={(r, i) => String(r?.seq ?? i)}
-          columns={[
-            { header: '#', width: '4rem', align: 'right', cell: (r) => r.seq },
-            { header: 'When', width: '11rem', cell: (r) => when(r.at).slice(0, 19) },
-            { header: 'Event', width: '13rem', cell: (r) => <span className="mono">{r.event}</span> },
-            {
-              header: 'What',
-              width: '14rem',
-              cell: (r) => `${r.entity} ${r.entity === 'plan' ? `${r.entityId.slice(0, 12)}…` : r.entityId}`,
-            },
-            {
-              header: 'Change',
-              width: '11rem',
-              cell: (r) => (r.fromStatus || r.toStatus ? `${r.fromStatus ?? '–'} → ${r.toStatus ?? '–'}` : ''),
-            },
-            { header: 'Who', width: '10rem', cell: (r) => r.actor },
-            {
-              header: 'Detail',
-              width: 'minmax(12rem, 1fr)',
-              cell: (r) => (
-                <span className="muted small" title={r.detail}>
-                  {r.detail}
-                </span>
-              ),
-            },
-          ]}
-        />
-      );
+      return <Timeline entries={data.timeline} />;
     case 'evidence':
       return <EvidenceList data={data} />;
-    case 'partitions':
-      return (
+  }
+}
+
+function Summary({ data }: { data: RunDetail }) {
+  const { data: story } = useCall('history:story', { runId: data.run.runId }, `Read the story of ${data.run.runId}`, data.run.runId);
+  const [open, setOpen] = useState<number | null>(null);
+  const cell = open === null ? undefined : data.partitions[open];
+  if (!story) return <p className="muted">Reading the run's story…</p>;
+  const [first, change, ...rest] = story.sections;
+  return (
+    <div className="run-summary" data-testid="run-summary">
+      <NoteSections sections={first ? [first] : []} />
+      {change && <NoteSections sections={[change]} />}
+      <ChangeCharts rows={story.chartRows} />
+      <NoteSections sections={rest} />
+      <section className="note-section" aria-label="Partitions">
+        <h2>Partitions</h2>
+        <p className="muted">Open a partition to see its evidence: rows, checksum, attempts, timings, errors, its change by key.</p>
         <PartitionGrid
           unit={(data.run.unit ?? 'day') as CalendarUnit}
           cells={data.partitions}
-          height={480}
+          height={320}
           label="Partitions of this run"
+          onSelect={setOpen}
         />
-      );
-  }
+        {cell && <PartitionEvidence cell={cell} evidence={story.partitions.find((p) => p.key === cell.key)} />}
+      </section>
+    </div>
+  );
+}
+
+function Timeline({ entries }: { entries: readonly TimelineEntry[] }) {
+  return (
+    <ol className="timeline" aria-label="Timeline">
+      {entries.map((e) => {
+        const s = timelineSentence(e);
+        return (
+          <li key={e.seq} className={`timeline-${s.tone}`}>
+            <span className="timeline-at mono small">{when(e.at)}</span> <span className="timeline-text">{s.text}</span>{' '}
+            <span className="muted small">— {e.actor}</span>
+            <details className="raw-json">
+              <summary>Raw entry #{e.seq}</summary>
+              <pre className="json">
+                {JSON.stringify(
+                  {
+                    seq: e.seq,
+                    at: e.at,
+                    event: e.event,
+                    entity: e.entity,
+                    entityId: e.entityId,
+                    fromStatus: e.fromStatus,
+                    toStatus: e.toStatus,
+                    actor: e.actor,
+                    detail: e.detail === '' ? {} : (JSON.parse(e.detail) as unknown),
+                  },
+                  null,
+                  2,
+                )}
+              </pre>
+            </details>
+          </li>
+        );
+      })}
+    </ol>
+  );
 }
 
 function EvidenceList({ data }: { data: RunDetail }) {

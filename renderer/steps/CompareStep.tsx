@@ -1,5 +1,10 @@
-/** Step 6: source vs target per partition, measured again after the run; differences highlighted; kept as evidence. */
+/**
+ * Step 6: source vs target per partition, measured again after the run; differences highlighted;
+ * kept as evidence. With a snapshot on record it also shows what the run changed by key (each
+ * partition against its snapshot) beside what the dry run predicted.
+ */
 import type { ComparisonView } from '../../shared/contractTypes.ts';
+import { ChangeByKey } from '../components/ChangeByKey.tsx';
 import { Badge } from '../components/StatusBadge.tsx';
 import { VirtualTable } from '../components/VirtualTable.tsx';
 import { int, measure, signed, when } from '../lib/format.ts';
@@ -13,17 +18,29 @@ export function CompareStep(props: StepProps) {
   const action = useAction('run:compare', 'Capture the row-count comparison', props.refresh);
   const shown = action.result ?? props.recorded?.comparison ?? null;
   const differing = shown?.rows.filter((r) => !r.ok) ?? [];
+  const ruleName = shown?.rows.find((r) => r.checks[0])?.checks[0]?.rule ?? 'first rule';
   return (
     <StepFrame id="compare" props={props}>
       <p>
         Completion is verified, not assumed: every published partition is measured again on source and target (read-only) and the result is
         kept as evidence.
       </p>
-      <ActionButton busy={action.busy} onClick={() => void action.run({ runId: props.runId })}>
+      <ActionButton primary={!shown} busy={action.busy} onClick={() => void action.run({ runId: props.runId })}>
         {shown ? 'Capture again' : 'Capture the comparison'}
       </ActionButton>
       {shown && (
         <>
+          {shown.keys.actual ? (
+            <ChangeByKey
+              totals={shown.keys.actual}
+              what="the run made (each partition against its snapshot)"
+              predicted={shown.keys.predicted}
+            />
+          ) : (
+            <p className="muted" data-testid="compare-keys-why">
+              What the run changed by key was not measured: {shown.keys.why ?? 'not measured'}.
+            </p>
+          )}
           <p className={differing.length === 0 ? 'banner banner-ok' : 'banner banner-danger'} data-testid="compare-verdict">
             {differing.length === 0
               ? `Source and target agree on all ${shown.rows.length} partitions.`
@@ -37,17 +54,18 @@ export function CompareStep(props: StepProps) {
             rowClass={(r) => (r.ok ? '' : 'row-bad')}
             columns={[
               { header: 'Partition', width: '9rem', cell: (r) => r.key },
-              { header: 'Source rows', width: '7rem', align: 'right', cell: (r) => int(r.sourceRows) },
-              { header: 'Target rows', width: '7rem', align: 'right', cell: (r) => int(r.targetRows) },
+              // The first validation rule's `rows` measure on each side (what it counts is the job's: refunds, orders…).
+              { header: `Source count (${ruleName})`, width: '10rem', align: 'right', cell: (r) => int(r.sourceRows) },
+              { header: `Target count (${ruleName})`, width: '10rem', align: 'right', cell: (r) => int(r.targetRows) },
               {
                 header: 'Difference',
                 width: '7rem',
                 align: 'right',
                 cell: (r) => <span className={r.difference ? 'danger' : 'muted'}>{signed(r.difference)}</span>,
               },
-              { header: 'Partition rows', width: '7.5rem', align: 'right', cell: (r) => int(r.partitionRows) },
+              { header: 'Rows in partition', width: '7.5rem', align: 'right', cell: (r) => int(r.partitionRows) },
               {
-                header: 'Published',
+                header: 'Rows published',
                 width: '7rem',
                 align: 'right',
                 cell: (r) => (

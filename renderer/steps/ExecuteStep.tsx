@@ -5,6 +5,7 @@
  * throttled: it says which signal, its value against its level and for how long, and a small
  * chart draws the signal over time against its levels, beside rows per minute.
  */
+import { useState } from 'react';
 import type { CalendarUnit } from '../lib/calendar.ts';
 import { PartitionGrid } from '../components/PartitionGrid.tsx';
 import { useNow } from '../hooks/useCall.ts';
@@ -20,6 +21,8 @@ export function ExecuteStep(props: StepProps) {
   const run = view.run;
   const live = useApp((s) => s.live[props.runId]);
   const now = useNow(1000);
+  // As the CLI's --reprocess: what a resume (re)does; "all" redoes published partitions too.
+  const [reprocess, setReprocess] = useState<'missing' | 'failed' | 'all'>('missing');
   const start = useAction('run:start', run.status === 'planned' ? 'Start the run' : 'Resume the run', props.refresh);
   const pause = useAction('run:pause', 'Pause the run');
   const stop = useAction('run:stop', 'Stop the run');
@@ -36,9 +39,27 @@ export function ExecuteStep(props: StepProps) {
     <StepFrame id="execute" props={props} hideDetail={!view.live && ['halted', 'paused', 'running', 'failed'].includes(run.status)}>
       <div className="controls">
         {!view.live && run.status !== 'succeeded' && (
-          <ActionButton busy={start.busy} onClick={() => void start.run({ runId: props.runId })}>
-            {run.status === 'planned' ? 'Start executing' : 'Resume'}
+          <ActionButton
+            busy={start.busy}
+            onClick={() => void start.run({ runId: props.runId, ...(run.status === 'planned' ? {} : { reprocess }) })}
+          >
+            {run.status === 'planned' ? 'Start executing' : reprocess === 'missing' ? 'Resume' : `Resume and redo ${reprocess} partitions`}
           </ActionButton>
+        )}
+        {!view.live && run.status === 'succeeded' && reprocess !== 'missing' && (
+          <ActionButton primary={false} busy={start.busy} onClick={() => void start.run({ runId: props.runId, reprocess })}>
+            Redo {reprocess} partitions
+          </ActionButton>
+        )}
+        {!view.live && run.status !== 'planned' && (
+          <div className="field inline-field">
+            <label htmlFor="reprocess">Redo</label>
+            <select id="reprocess" value={reprocess} onChange={(e) => setReprocess(e.target.value as typeof reprocess)}>
+              <option value="missing">missing partitions only (resume)</option>
+              <option value="failed">failed partitions</option>
+              <option value="all">every partition (reprocess all)</option>
+            </select>
+          </div>
         )}
         {view.live && (
           <>

@@ -1,7 +1,11 @@
 /**
- * Step 3, impact scope: the dry run as a table per partition (source rows and sums, target now,
- * expected change), the tables downstream as a graph, and the range in words.
+ * Step 3, impact scope. It leads with the change by key — what the run adds, removes and changes
+ * at the target's grain, with charts over the partitions — because totals can stay equal while
+ * keys move. Then the dry run per partition (rows now and after, sums), the tables downstream
+ * as a graph, and the range in words.
  */
+import { ChangeByKey } from '../components/ChangeByKey.tsx';
+import { ChangeCharts } from '../components/ChangeCharts.tsx';
 import { DownstreamGraph } from '../components/DownstreamGraph.tsx';
 import { VirtualTable, type Column } from '../components/VirtualTable.tsx';
 import type { DryRunView } from '../../shared/contractTypes.ts';
@@ -23,18 +27,32 @@ function columnsOf(rows: readonly Row[]): Column<Row>[] {
       </span>
     );
   };
+  // The same words in every step: "now" is the target before the run, "after" what the run writes.
   return [
     { header: 'Partition', width: '9rem', cell: (r) => r.key },
-    { header: 'Source rows', width: '7rem', align: 'right', cell: (r) => measure(r.source.rows) },
-    { header: 'Target now', width: '7rem', align: 'right', cell: (r) => measure(r.target.rows) },
-    { header: 'Change', width: '6rem', align: 'right', cell: (r) => change(r.change.rows) },
+    { header: 'Rows now', width: '6.5rem', align: 'right', cell: (r) => measure(r.target.rows) },
+    { header: 'Rows after', width: '6.5rem', align: 'right', cell: (r) => measure(r.source.rows) },
+    { header: 'Row change', width: '6.5rem', align: 'right', cell: (r) => change(r.change.rows) },
+    {
+      header: 'Keys added / removed / changed',
+      width: '11rem',
+      align: 'right',
+      cell: (r) =>
+        r.keys ? (
+          <span
+            className={r.keys.added + r.keys.removed + r.keys.changed > 0 ? 'up' : 'muted'}
+          >{`${r.keys.added} / ${r.keys.removed} / ${r.keys.changed}`}</span>
+        ) : (
+          '–'
+        ),
+    },
     ...keys.map((k): Column<Row> => ({
-      header: `${k}: source → now (change)`,
+      header: `${k}: now → after (change)`,
       width: 'minmax(14rem, 1fr)',
       align: 'right',
       cell: (r) => (
         <>
-          {measure(r.source[k])} → {measure(r.target[k])} ({change(r.change[k])})
+          {measure(r.target[k])} → {measure(r.source[k])} ({change(r.change[k])})
         </>
       ),
     })),
@@ -46,34 +64,44 @@ export function ImpactStep(props: StepProps) {
   const shown = action.result ?? props.recorded?.dryRun ?? null;
   const totalChange = shown?.rows.reduce((n, r) => n + Number(r.change.rows ?? 0), 0) ?? 0;
   const totalSource = shown?.rows.reduce((n, r) => n + Number(r.source.rows ?? 0), 0) ?? 0;
+  const totalTarget = shown?.rows.reduce((n, r) => n + Number(r.target.rows ?? 0), 0) ?? 0;
   const source = props.view.job.name;
   return (
     <StepFrame id="impact" props={props}>
       <p className="range-words" data-testid="impact-range">
         {props.view.summary}
       </p>
-      <DownstreamGraph source={`job ${source}`} target={props.view.job.target} downstream={props.view.job.downstream} />
+      {shown &&
+        (shown.keys ? (
+          <ChangeByKey totals={shown.keys} what="the run would make" />
+        ) : (
+          <p className="muted">The target cannot measure a change by key (S3): the row counts below are the impact.</p>
+        ))}
+      {shown && <ChangeCharts rows={shown.rows} />}
       <p>
         The dry run measures every partition in READ ONLY transactions: it cannot write. It is kept as evidence bound to this exact plan.
       </p>
-      <ActionButton busy={action.busy} onClick={() => void action.run({ runId: props.runId })}>
+      <ActionButton primary={!shown} busy={action.busy} onClick={() => void action.run({ runId: props.runId })}>
         {shown ? 'Measure again' : 'Run the dry run'}
       </ActionButton>
       {shown && (
         <>
           <p data-testid="impact-totals">
-            <strong>{int(totalSource)}</strong> source rows over {shown.rows.length} partitions; the target would change by{' '}
-            <strong>{signed(totalChange)}</strong> rows. Measured {when(shown.createdAt)}.
+            <strong>{int(totalTarget)}</strong> rows now, <strong>{int(totalSource)}</strong> after the run, over {shown.rows.length}{' '}
+            partitions (<strong>{signed(totalChange)}</strong> rows). Measured {when(shown.createdAt)}.
           </p>
           <VirtualTable
             label="Dry run per partition"
             rows={shown.rows}
             rowKey={(r, i) => r?.key ?? String(i)}
             columns={columnsOf(shown.rows)}
-            rowClass={(r) => (Number(r.change.rows ?? 0) !== 0 ? 'row-changed' : '')}
+            rowClass={(r) =>
+              Number(r.change.rows ?? 0) !== 0 || (r.keys && r.keys.added + r.keys.removed + r.keys.changed > 0) ? 'row-changed' : ''
+            }
           />
         </>
       )}
+      <DownstreamGraph source={`job ${source}`} target={props.view.job.target} downstream={props.view.job.downstream} />
     </StepFrame>
   );
 }

@@ -1,9 +1,13 @@
 /**
- * Step 4, lead sign-off, bound to the plan as it stands (its hash) and its dry run. A lead at
- * this computer signs with their own key and passphrase; a lead elsewhere signs the exported
- * request and sends back the signature file, imported here. Four eyes: never the operator.
+ * Step 4, lead sign-off, bound to the plan as it stands (its hash) and its dry run. It first
+ * restates what is approved (range, the change by key, red flags, the impact graph, downstream,
+ * the snapshot) — the same as the request file says. A lead at this computer signs with their
+ * own key and passphrase; a lead elsewhere signs the exported request and sends back the
+ * signature file, imported here. Four eyes: never the operator.
  */
 import { useState } from 'react';
+import { ApprovalSummary } from '../components/ApprovalSummary.tsx';
+import { DownstreamGraph } from '../components/DownstreamGraph.tsx';
 import { Badge } from '../components/StatusBadge.tsx';
 import { useCall } from '../hooks/useCall.ts';
 import { download } from '../lib/download.ts';
@@ -37,6 +41,14 @@ export function SignoffStep(props: StepProps) {
 
   return (
     <StepFrame id="signoff" props={props}>
+      {s && (
+        <ApprovalSummary
+          approval={s.approves}
+          graph={
+            <DownstreamGraph source={`job ${props.view.job.name}`} target={props.view.job.target} downstream={props.view.job.downstream} />
+          }
+        />
+      )}
       {s && (
         <dl className="facts">
           <dt>Plan signed</dt>

@@ -139,7 +139,11 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
     await expect.poll(() => page.getByTestId('snapshot-location').textContent(), { timeout: 60_000 }).toMatch(/backfill_runbook_snapshots/);
     await openStep(page, 3, 'Impact scope');
     await page.getByRole('button', { name: 'Run the dry run' }).click();
-    await expect.poll(() => page.getByTestId('impact-totals').textContent(), { timeout: 60_000 }).toMatch(/source rows over 61 partitions/);
+    await expect
+      .poll(() => page.getByTestId('impact-totals').textContent(), { timeout: 60_000 })
+      .toMatch(/after the run, over 61 partitions/);
+    // Every total stays; what the fix changes shows by key: "damaged" comes in, "other" gives it up.
+    expect(await page.getByTestId('change-movers').locator('tr', { hasText: 'damaged' }).textContent()).toMatch(/^damaged\d+\+/);
     await shot(page, 'training-06-impact');
   });
 
@@ -196,8 +200,10 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
 
   it('8. close: the incident note', async () => {
     await openStep(page, 7, 'Close');
-    await page.getByLabel('Closing comment (goes into the incident note)').fill('Training: May–June refunds remapped.');
-    await page.getByRole('button', { name: 'Close the runbook and write the incident note' }).click();
+    await page.getByLabel(/^Closing comment/).fill('Training: May–June refunds remapped.');
+    await page.getByLabel("Sign the note's head as").selectOption(SANDBOX_LEAD.name);
+    await page.getByLabel(`${SANDBOX_LEAD.name}'s passphrase`).fill(SANDBOX_LEAD.passphrase);
+    await page.getByRole('button', { name: `Close the runbook and sign the note as ${SANDBOX_LEAD.name}` }).click();
     await expect
       .poll(() => page.getByTestId('note-preview').textContent())
       .toMatch(new RegExp(`^# Incident note — backfill ${runId} — SANDBOX TRAINING RUN, not production\n`));

@@ -63,8 +63,14 @@ describe('the HTML incident note', () => {
     expect(await page.locator('h2').allTextContents()).toEqual([...NOTE_SECTIONS]);
     expect(await page.locator('h1').textContent()).toBe(`Incident note — backfill ${s.runId}`);
     expect(await page.locator('.verdict').textContent()).toBe('Intact at export, head signed.');
-    expect(await page.locator('section:has(h2:text("Partitions")) tbody tr').count()).toBe(5);
-    expect(await page.locator('dt:text("Signed off by") + dd').textContent()).toMatch(/^alice \(lead, /);
+    // Five uniform partitions summarised in one row (exceptions would come first).
+    expect(await page.locator('section:has(h2:text("Partitions")) tbody tr').allTextContents()).toEqual([
+      expect.stringMatching(/^5 partitions, 2026-05-01 … 2026-05-05published1/),
+    ]);
+    expect(await page.locator('dt:text("Signed off by") + dd').textContent()).toMatch(/^alice \(lead\) at /);
+    // The change by key, with its charts drawn as inline SVG, and the lead's words.
+    expect(await page.locator('section:has(h2:text("What changed")) figure.chart svg').count()).toBeGreaterThanOrEqual(2);
+    expect(await page.locator('blockquote.comment').first().textContent()).toContain('impact checked: 5 days of billing data');
     // Self-contained: the page itself is the only thing loaded.
     expect(requests).toEqual([pathToFileURL(html).href]);
     // Fits the printable width of A4: nothing is cut off on paper.

@@ -30,6 +30,26 @@ afterAll(async () => {
 const run = (runId: string, extra: string[] = []) => ['order-daily-mart', ...RANGE, '--run-id', runId, ...extra];
 const planHashOf = (request: string) => (JSON.parse(readFileSync(request, 'utf8')) as { planHash: string }).planHash;
 
+describe('what a lead approves, restated', () => {
+  it('the request file carries it, and `sign` recomputes it from the hashed plan, job and dry run', async () => {
+    await cli(ws, run('bf-restated', ['--reason', 'amounts 10% short', '--dry-run']));
+    const file = await requestSignoff(ws, 'bf-restated');
+    const request = JSON.parse(readFileSync(file, 'utf8')) as {
+      approves: { summary: string; downstream: string[]; change: { added: number } };
+    };
+    expect(request.approves).toMatchObject({
+      summary: '5 daily partitions, 2026-05-01 to 2026-05-05 inclusive',
+      downstream: ['dashboard.revenue_weekly'],
+    });
+    expect(request.approves.change.added).toBeGreaterThan(0);
+    const r = await cli(ws, ['sign', file, '--identity', 'alice', ...P, '--comment', 'ok']);
+    expect(r.stderr).toContain('Request bf-restated: amounts 10% short');
+    expect(r.stderr).toMatch(/Change by key: \d+ added, 0 removed, 0 changed by \(order_date, customer_id\)/);
+    expect(r.stderr).toContain('Downstream to notify: dashboard.revenue_weekly');
+    expect(r.stderr).toContain('No snapshot on record');
+  });
+});
+
 describe('the four-eyes gate refuses a manual-tier run (exit 4)', () => {
   it('with no sign-off on record', async () => {
     await cli(ws, run('bf-none', ['--dry-run']));
@@ -114,7 +134,7 @@ describe('a signed manual-tier run', () => {
     await cli(ws, ['export', '--run-id', 'bf-good', '--format', 'json', '--out', json, '--identity', 'bob', ...P]);
     const text = readFileSync(md, 'utf8');
     for (const heading of NOTE_SECTIONS) expect(text).toContain(`## ${heading}`);
-    expect(text).toMatch(/- \*\*Signed off by:\*\* alice \(lead, 20\d\d-/);
+    expect(text).toMatch(/- \*\*Signed off by:\*\* alice \(lead\) at 20\d\d-/);
     expect(text).toContain('- **Executed by:** bob');
     expect(text).toContain('- [x] **Lead sign-off**');
     expect(text).toContain('“dry run shows +0 rows: safe” — signature verified');

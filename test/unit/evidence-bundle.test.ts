@@ -220,7 +220,7 @@ describe('the incident-note bundle', () => {
       expect(md).toContain(`\n## ${heading}\n`);
       expect(html).toContain(`<h2>${heading}</h2>`);
     }
-    expect(md).toContain('- **Reason:** refund | mapping bug');
+    expect(md).toContain('- **Why:** refund | mapping bug');
     expect(md).toMatch(/\n\| 2026-11-30T12:\d\d:\d\d\.000Z \| run\.paused \| bob \| running → paused \| stopped by the operator \|\n/);
     expect(md).toContain('- **Stop count:** 1');
     expect(md).toContain('- **Duplicate keys caught by validation:** 3');

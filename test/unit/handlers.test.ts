@@ -52,6 +52,7 @@ const VALID = {
   'run:note': { runId: 'bf-1', format: 'md' },
   'history:list': { search: 'bf', limit: 50 },
   'history:get': { runId: 'bf-1' },
+  'history:story': { runId: 'bf-1' },
   'evidence:get': { id: 7 },
   'training:list': {},
   'training:load': { id: 1 },

@@ -90,7 +90,19 @@ describe('History', () => {
     expect(d.evidence.map((e) => e.kind)).toEqual(['dry-run', 'reconciliation']);
     expect(d.timeline.map((t) => t.event)).toEqual(['plan.saved', 'run.created', 'evidence.added', 'evidence.added']);
     expect(d.partitions).toEqual([
-      { key: '2026-05-01', status: 'pending', rows: null, attempt: 0, error: null, sourceCount: null, targetCount: null },
+      {
+        key: '2026-05-01',
+        status: 'pending',
+        rows: null,
+        attempt: 0,
+        error: null,
+        sourceCount: null,
+        targetCount: null,
+        checksum: null,
+        startedAt: null,
+        finishedAt: null,
+        durationMs: null,
+      },
     ]);
     expect(evidenceById(store, d.evidence[1]?.id ?? 0).body).toEqual({ ok: true });
     expect(() => runDetail(store, 'nope')).toThrow(`no run "nope" in ${store.file}`);

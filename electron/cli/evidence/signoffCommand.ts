@@ -1,7 +1,13 @@
 /** `run-backfill signoff request | import | list` and `run-backfill sign`. */
 import { InputError } from '../../../shared/errors.ts';
 import { LIMITS } from '../../../shared/limits.ts';
-import { jobSchema, type Job } from '../../../shared/schemas.ts';
+import { approvalOf, describeApproval, type ApprovalSnapshot } from '../../../shared/approval.ts';
+import { redFlags } from '../../../shared/redFlags.ts';
+import { jobSchema, planSchema, type Job } from '../../../shared/schemas.ts';
+import type { Tier } from '../../../shared/tier.ts';
+import { approvalFor } from '../../engine/runbook/approval.ts';
+import { jobSummary } from '../../engine/runbook/planning.ts';
+import { preparePlan } from '../../engine/runbook/prepare.ts';
 import { shortFingerprint } from '../../engine/evidence/keys.ts';
 import { evidenceRepos } from '../../engine/evidence/repos.ts';
 import { checkRequest, parseJsonFile, readSignatureFile, signoffRequestSchema, signRequest } from '../../engine/evidence/signoff.ts';
@@ -36,10 +42,12 @@ export function signoffRequest(opts: RequestOptions, store: Store): ExitCode {
       `plan ${hash.slice(0, 12)}… is not on record in ${store.file}: dry-run it first (add --dry-run to the run command)`,
       { value: hash },
     );
+  const job = jobOf(store, saved.jobName, hash, opts.jobs);
   const request = buildSignoffRequest(store, {
     planHash: hash,
-    job: jobOf(store, saved.jobName, hash, opts.jobs),
+    job,
     operator: cliActor(opts.operator),
+    approves: approvalFor(store, preparePlan(job, planSchema.parse(saved.plan), store), saved.requestId),
   });
   writeOutput(`${JSON.stringify(request, null, 2)}\n`, opts.out);
   notice(
@@ -84,16 +92,42 @@ export async function sign(file: string, opts: SignOptions): Promise<ExitCode> {
   return EXIT.ok;
 }
 
+/**
+ * What the lead is about to approve, restated from the request's hashed parts (plan, job, dry
+ * run) — never from its `approves` text, which nothing signs — except the snapshot, shown as the
+ * request states it.
+ */
 function describeRequest(r: ReturnType<typeof signoffRequestSchema.parse>): string {
-  const plan = r.plan as { reason?: string; range?: { from: string; to: string }; write_mode?: string; requested_by?: string };
-  const body = JSON.parse(r.impact.bodyJson) as { partitions?: { partition: { key: string }; change: { rows?: number | string } }[] };
-  const change = (body.partitions ?? []).reduce((s, p) => s + Number(p.change.rows ?? 0), 0);
+  const plan = planSchema.parse(r.plan);
+  const job = jobSchema.parse(r.job);
+  const body = JSON.parse(r.impact.bodyJson) as { partitions?: unknown[] };
+  const partitions = body.partitions?.length ?? 0;
+  const approval = approvalOf({
+    plan,
+    job: { name: job.name, target: jobSummary(job).target, downstream: job.classification.downstream },
+    summary: r.summary,
+    tier: r.tier,
+    partitions,
+    flags: redFlags({ plan, job, partitionCount: partitions, dryRunOnRecord: true, tier: r.tier as Tier }),
+    dryRun: { evidenceId: r.impact.evidenceId, createdAt: r.impact.createdAt, impactHash: r.impactHash, body },
+    snapshot: snapshotOf(r.approves?.snapshot),
+  });
   return [
     `Sign-off request ${r.requestId} from ${r.requestedBy} (${r.createdAt}); every hash checked:`,
-    `  plan ${r.planHash}: ${plan.range?.from} to ${plan.range?.to}, ${plan.write_mode}, reason: ${plan.reason || '(none given)'}, requested by ${plan.requested_by ?? '?'}`,
-    `  job ${r.jobHash} (${(r.job as { name?: string }).name ?? '?'}), tier ${r.tier}: ${r.summary}`,
-    `  dry run #${r.impact.evidenceId} at ${r.impact.createdAt} (sha256 ${r.impactHash}): ${body.partitions?.length ?? 0} partitions, row change ${change >= 0 ? '+' : ''}${change}`,
+    `  plan ${r.planHash}, job ${r.jobHash}, dry run sha256 ${r.impactHash}`,
+    ...describeApproval(approval).map((line) => `  ${line}`),
   ].join('\n');
+}
+
+function snapshotOf(v: unknown): ApprovalSnapshot | null {
+  const s = v as Partial<ApprovalSnapshot> | null | undefined;
+  if (!s || typeof s.location !== 'string') return null;
+  return {
+    evidenceId: Number(s.evidenceId ?? 0),
+    location: `${s.location} (as the request states; not covered by the hashes)`,
+    partitions: Number(s.partitions ?? 0),
+    takenAt: String(s.takenAt ?? ''),
+  };
 }
 
 export function importSignoff(file: string, opts: { operator?: string }, store: Store, out: Reporter): ExitCode {

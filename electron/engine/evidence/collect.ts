@@ -1,27 +1,41 @@
 /**
  * Gathers everything on record about one run into bundle sections: the run, its plan and job,
  * partitions, evidence (the run's and its plan's dry runs), sign-offs of the plan, the
- * registered identities, and the contiguous audit slice from the first entry that concerns
- * the run up to the head. The slice is contiguous on purpose: a verifier can then check every
- * link, at the cost of showing entries of other runs that happened in between.
+ * identities that signed them, and the run's own segment of the audit chain — its entries
+ * only, never another run's (exportNote.ts records which seqs the segment holds, so a verifier
+ * can tell a gap left on purpose from an entry removed).
  */
 import { InputError } from '../../../shared/errors.ts';
 import type { Store } from '../store/index.ts';
+import { toChainedEntry } from '../store/repos/audit.ts';
 import type { BundleEvidence, BundleSections } from './bundle.ts';
+import type { ChainedEntry } from './chain.ts';
 import { evidenceRepos } from './repos.ts';
 
-export function firstSeqOfRun(store: Store, runId: string, planHash: string): number {
-  const seq = store.db
-    .prepare<{ runId: string; planHash: string }, number | null>(
-      `
-      SELECT min(seq) FROM audit_log
-      WHERE run_id = @runId
+/** What makes an audit entry one of the run's: its run id, its plan, or evidence and sign-offs of its plan. */
+const OF_RUN = `run_id = @runId
          OR (entity = 'plan' AND entity_id = @planHash)
-         OR (entity IN ('evidence', 'signoff') AND json_extract(detail_json, '$.planHash') = @planHash)`,
+         OR (entity IN ('evidence', 'signoff') AND json_extract(detail_json, '$.planHash') = @planHash)`;
+
+/** The run's entries of the audit chain, in seq order, with their hashes. */
+export function runSegment(store: Store, runId: string, planHash: string): ChainedEntry[] {
+  return store.db
+    .prepare<{ runId: string; planHash: string }, Parameters<typeof toChainedEntry>[0]>(
+      `SELECT * FROM audit_log WHERE ${OF_RUN} ORDER BY seq`,
     )
-    .pluck()
-    .get({ runId, planHash });
-  return seq ?? 1;
+    .all({ runId, planHash })
+    .map(toChainedEntry);
+}
+
+/** Runs of consecutive seqs, `[[3, 9], [14, 14]]`: how a note.exported entry records the segment it closes. */
+export function seqRanges(seqs: readonly number[]): [number, number][] {
+  const ranges: [number, number][] = [];
+  for (const seq of seqs) {
+    const last = ranges.at(-1);
+    if (last && seq === last[1] + 1) last[1] = seq;
+    else ranges.push([seq, seq]);
+  }
+  return ranges;
 }
 
 export function collectRun(store: Store, runId: string): BundleSections {
@@ -51,7 +65,8 @@ export function collectRun(store: Store, runId: string): BundleSections {
       bodySha256: e.bodySha256,
     });
   }
-  const fromSeq = firstSeqOfRun(store, runId, run.planHash);
+  const signoffList = signoffs.forPlan(run.planHash);
+  const signers = new Set(signoffList.map((s) => s.signer));
   return {
     run: [{ ...run }],
     plan: plan
@@ -61,7 +76,7 @@ export function collectRun(store: Store, runId: string): BundleSections {
     job: job && job.jobHash === run.jobHash ? [{ jobHash: job.jobHash, definition: job.definition }] : [],
     partitions: store.partitions.list(runId).map((p) => ({ ...p })),
     evidence,
-    signoffs: signoffs.forPlan(run.planHash).map((s) => ({
+    signoffs: signoffList.map((s) => ({
       id: s.id,
       statement: JSON.parse(s.statementJson) as Record<string, unknown>,
       signedText: s.statementJson,
@@ -70,9 +85,11 @@ export function collectRun(store: Store, runId: string): BundleSections {
       importedAt: s.importedAt,
       importedBy: s.importedBy,
     })),
+    // Whose keys the note names (the sign-offs' signers; exportNote adds the checkpoints'), nobody else's.
     identities: identities
       .list()
+      .filter((i) => signers.has(i.name))
       .map(({ name, role, publicKeyPem, fingerprint, registeredAt }) => ({ name, role, publicKeyPem, fingerprint, registeredAt })),
-    audit: store.audit.chain({ fromSeq }),
+    audit: runSegment(store, runId, run.planHash),
   };
 }

@@ -5,7 +5,8 @@
  * with, untouched: its chain is the original machine's, not this one's.
  */
 import { BUNDLE_FORMAT, type NoteBundle } from './bundle.ts';
-import { collectRun } from './collect.ts';
+import type { Checkpoint } from './checkpoints.ts';
+import { collectRun, seqRanges } from './collect.ts';
 import { buildManifest, manifestHash } from './manifest.ts';
 import { evidenceRepos } from './repos.ts';
 import type { Store } from '../store/index.ts';
@@ -38,21 +39,44 @@ export function exportBundle(store: Store, runId: string, options: ExportOptions
       });
       return imported;
     }
+    const { checkpoints, identities } = evidenceRepos(store);
     const sections = collectRun(store, runId);
+    const first = sections.audit[0];
+    const kept = new Set(sections.audit.map((e) => e.seq));
+    // Checkpoints the segment records, or that cover one of its entries; and their signers' keys.
+    const recorded = new Set(sections.audit.filter((e) => e.event === 'audit.checkpoint').map((e) => e.entityId));
+    const covering = (c: Checkpoint) => recorded.has(String(c.id)) || kept.has(c.seq);
+    const earlier = first ? checkpoints.between(first.seq, Number.MAX_SAFE_INTEGER).filter(covering) : [];
+    const signers = new Set([
+      ...sections.identities.map((i) => i.name),
+      ...earlier.map((c) => c.signer),
+      ...(options.signer ? [options.signer.identity.name] : []),
+    ]);
+    sections.identities = identities
+      .list()
+      .filter((i) => signers.has(i.name))
+      .map(({ name, role, publicKeyPem, fingerprint, registeredAt }) => ({ name, role, publicKeyPem, fingerprint, registeredAt }));
     const manifest = buildManifest(sections);
-    const auditFrom = sections.audit[0]?.seq ?? null;
-    const auditTo = sections.audit.at(-1)?.seq ?? null;
     const entry = store.audit.append({
       runId,
       entity: 'run',
       entityId: runId,
       event: 'note.exported',
       actor: options.actor,
-      detail: { format: options.format, manifestSha256: manifestHash(manifest), auditFrom, auditTo },
+      // The segment's place in the chain: the entries it holds (every other seq up to this one
+      // belongs to other runs and is left out on purpose) and its anchor, the hash it starts from.
+      detail: {
+        format: options.format,
+        manifestSha256: manifestHash(manifest),
+        auditFrom: first?.seq ?? null,
+        auditTo: sections.audit.at(-1)?.seq ?? null,
+        auditRanges: seqRanges(sections.audit.map((e) => e.seq)),
+        anchor: first ? { seq: first.seq - 1, hash: first.prevHash } : null,
+      },
     });
-    const { checkpoints } = evidenceRepos(store);
     if (options.signer) checkpoints.sign(options.signer, options.format === 'archive' ? 'archive-exported' : 'note-exported', runId);
     const audit = [...sections.audit, ...store.audit.chain({ fromSeq: entry.seq, toSeq: entry.seq })];
+    kept.add(entry.seq);
     return {
       format: BUNDLE_FORMAT,
       runId,
@@ -61,7 +85,7 @@ export function exportBundle(store: Store, runId: string, options: ExportOptions
       exportedBy: entry.actor,
       ...sections,
       audit,
-      checkpoints: checkpoints.between(audit[0]?.seq ?? entry.seq, entry.seq),
+      checkpoints: checkpoints.between(audit[0]?.seq ?? entry.seq, entry.seq).filter(covering),
       manifest,
     };
   });

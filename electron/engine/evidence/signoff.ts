@@ -48,6 +48,12 @@ export const signoffRequestSchema = z.object({
   impact: z.object({ evidenceId: z.number().int(), kind: z.literal('dry-run'), createdAt: z.string(), bodyJson: z.string() }),
   summary: z.string(),
   tier: z.string(),
+  /**
+   * What the lead approves, restated for reading (shared/approval.ts). Not covered by the
+   * signature: `run-backfill sign` restates it again from the hashed plan, job and dry run, and
+   * shows only the snapshot from here.
+   */
+  approves: z.looseObject({ snapshot: z.looseObject({}).nullable().optional() }).optional(),
 });
 export type SignoffRequest = z.infer<typeof signoffRequestSchema>;
 

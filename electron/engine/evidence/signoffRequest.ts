@@ -3,6 +3,7 @@
  * runs, and the newest dry run of that plan (the impact evidence) with their hashes.
  */
 import { InputError } from '../../../shared/errors.ts';
+import type { Approval } from '../../../shared/approval.ts';
 import type { Job } from '../../../shared/schemas.ts';
 import { jobHash } from '../plan/hash.ts';
 import type { Store } from '../store/index.ts';
@@ -28,7 +29,10 @@ export function planHashForRequest(store: Store, requestId: string): string {
   return hash;
 }
 
-export function buildSignoffRequest(store: Store, input: { planHash: string; job: Job; operator: string; at?: Date }): SignoffRequest {
+export function buildSignoffRequest(
+  store: Store,
+  input: { planHash: string; job: Job; operator: string; at?: Date; approves?: Approval },
+): SignoffRequest {
   const { planHash } = input;
   const saved = store.plans.get(planHash);
   if (!saved)
@@ -70,6 +74,7 @@ export function buildSignoffRequest(store: Store, input: { planHash: string; job
     impact: { evidenceId: impact.id, kind: 'dry-run', createdAt: impact.createdAt, bodyJson },
     summary: body.summary ?? '',
     tier: body.tier ?? '',
+    ...(input.approves ? { approves: input.approves as unknown as SignoffRequest['approves'] } : {}),
   };
   store.audit.append({
     runId: store.runs.get(saved.requestId) ? saved.requestId : null,

@@ -65,7 +65,11 @@ export function verifyBundle(data: unknown, trust: Trust): BundleVerification {
   const bundle = parsed.data as unknown as NoteBundle;
   const broken: string[] = [];
   const untrusted: string[] = [];
-  const chain = verifyChain(bundle.audit, { fromGenesis: false, explainEdit: (e) => explainAuditEdit(bundle.manifest, e) });
+  const chain = verifyChain(bundle.audit, {
+    fromGenesis: false,
+    explainEdit: (e) => explainAuditEdit(bundle.manifest, e),
+    leftOut: leftOutBy(bundle.audit.at(-1)),
+  });
   if (chain.broken) broken.push(chain.broken.message);
   const head = bundle.audit.at(-1);
   broken.push(...headProblems(bundle, head));
@@ -159,6 +163,20 @@ function report(
     notes,
     signatures: f.signatures,
   };
+}
+
+/**
+ * The seqs a segment leaves out, as its note.exported entry declares them (`auditRanges`: the
+ * ones it holds): every seq from its first to its head that is in none of the ranges. A bundle
+ * exported before segments were (a contiguous slice) declares none, and leaves nothing out.
+ * Trusting the declaration is safe: it is part of the head's hash, which the signed checkpoint covers.
+ */
+function leftOutBy(head: ChainedEntry | undefined): ((seq: number) => boolean) | undefined {
+  const ranges = head?.event === 'note.exported' ? head.detail.auditRanges : undefined;
+  if (!Array.isArray(ranges) || head === undefined) return undefined;
+  const held = ranges.filter((r): r is [number, number] => Array.isArray(r) && r.length === 2 && r.every((n) => Number.isInteger(n)));
+  const first = held[0]?.[0];
+  return (seq) => first !== undefined && seq > first && seq < head.seq && !held.some(([from, to]) => seq >= from && seq <= to);
 }
 
 function unsignedHead(head: ChainedEntry, covered: boolean, trust: Trust): string {

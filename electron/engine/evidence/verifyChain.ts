@@ -26,6 +26,12 @@ export interface VerifyChainOptions {
   fromGenesis: boolean;
   /** Names the edited field of an entry when something else (a bundle's manifest) can tell. */
   explainEdit?: (entry: ChainedEntry) => string | undefined;
+  /**
+   * Seqs a run's segment leaves out on purpose (other runs' entries, as its note.exported entry
+   * declares): a gap made only of them is no deletion, and the entry after it links to an entry
+   * that is not there, so its prevHash is not judged. Any other gap is a deletion.
+   */
+  leftOut?: (seq: number) => boolean;
 }
 
 const short = (hash: string | null | undefined) => (hash ? `${hash.slice(0, 12)}…` : 'none');
@@ -56,18 +62,27 @@ export function verifyChain(entries: readonly ChainedEntry[], options: VerifyCha
       return report({ kind: 'edited', seq: e.seq, message: `seq ${e.seq} appears twice` });
     }
     const expectedSeq = prev ? prev.seq + 1 : options.fromGenesis ? 1 : e.seq;
-    if (e.seq !== expectedSeq && entries.slice(i + 1).some((x) => x.seq === expectedSeq)) {
+    const declaredGap = prev !== undefined && e.seq > expectedSeq && allLeftOut(expectedSeq, e.seq - 1, options.leftOut);
+    if (e.seq !== expectedSeq && !declaredGap && entries.slice(i + 1).some((x) => x.seq === expectedSeq)) {
       const message =
         next?.seq === expectedSeq && e.seq === expectedSeq + 1
           ? `entries seq ${expectedSeq} and ${e.seq} were swapped: the log lists ${label(e)} before ${label(next)}`
           : `entry seq ${expectedSeq} was moved: the log lists ${label(e)} where seq ${expectedSeq} belongs`;
       return report({ kind: 'reordered', seq: expectedSeq, message });
     }
-    if (e.seq !== expectedSeq) {
-      const gap = e.seq - 1 === expectedSeq ? `seq ${expectedSeq} is` : `seq ${expectedSeq}–${e.seq - 1} are`;
+    if (e.seq !== expectedSeq && !declaredGap) {
+      // Of a gap, only the seqs the segment does not leave out on purpose are missing.
+      const missing = seqsIn(expectedSeq, e.seq - 1).filter((seq) => !options.leftOut?.(seq));
+      const [low, high] = [missing[0] ?? expectedSeq, missing.at(-1) ?? e.seq - 1];
+      const gap =
+        missing.length === 1
+          ? `seq ${low} is`
+          : missing.length === high - low + 1
+            ? `seq ${low}–${high} are`
+            : `seqs ${missing.join(', ')} are`;
       return report({
         kind: 'deleted',
-        seq: expectedSeq,
+        seq: low,
         message: `entry ${gap} missing (deleted): the log goes from ${prev ? label(prev) : 'its start'} to ${label(e)}`,
       });
     }
@@ -93,7 +108,7 @@ export function verifyChain(entries: readonly ChainedEntry[], options: VerifyCha
         message: `entry ${label(e)} was changed after it was written: its content no longer matches its hash ${short(e.hash)}${field ? ` (${field})` : ''}`,
       });
     }
-    const expectedPrev = prev ? prev.hash : options.fromGenesis ? GENESIS_HASH : e.prevHash;
+    const expectedPrev = declaredGap ? e.prevHash : prev ? prev.hash : options.fromGenesis ? GENESIS_HASH : e.prevHash;
     if (e.prevHash !== expectedPrev) {
       return report({
         kind: 'unlinked',
@@ -108,4 +123,14 @@ export function verifyChain(entries: readonly ChainedEntry[], options: VerifyCha
 /** Two neighbours whose contents were exchanged while their seq slots stayed (a database reorder). */
 function swappedPair(a: ChainedEntry, b: ChainedEntry): boolean {
   return entryHash(a.prevHash, { ...a, seq: b.seq }) === a.hash && entryHash(b.prevHash, { ...b, seq: a.seq }) === b.hash;
+}
+
+function allLeftOut(from: number, to: number, leftOut: ((seq: number) => boolean) | undefined): boolean {
+  if (!leftOut) return false;
+  for (let seq = from; seq <= to; seq++) if (!leftOut(seq)) return false;
+  return true;
+}
+
+function seqsIn(from: number, to: number): number[] {
+  return Array.from({ length: Math.max(0, to - from + 1) }, (_, i) => from + i);
 }

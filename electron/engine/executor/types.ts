@@ -1,5 +1,6 @@
 import type { Partition } from '../../../shared/partitions.ts';
 import type { WriteMode } from '../../../shared/schemas.ts';
+import type { KeyChange } from '../../../shared/keyChange.ts';
 
 /** Counts and sums of one side of a partition: `{ rows: 120, paid_amount: "4410.50" }`. */
 export type Measures = Record<string, string | number | null>;
@@ -43,6 +44,8 @@ export interface DryRunRow {
   target: Measures;
   /** Row and sum changes the run would make, target after minus target now (overwrite mode). */
   change: Measures;
+  /** What the run would change at the grain of the target's key, where the target can tell (Postgres). */
+  keys?: KeyChange;
 }
 
 export interface ReconcileRow {
@@ -71,6 +74,15 @@ export interface WriteContext {
   onValidated(result: PartitionWriteResult): void;
 }
 
+export interface KeyChangeOptions {
+  /** changed keys kept with their rows before → after (default 20 per partition) */
+  sampleLimit?: number;
+  /** values kept per mover column (default 20 per partition) */
+  topMovers?: number;
+  /** Across servers: hex digits of the first level's key-hash ranges (default 2: 256 ranges) and the rows a range holds before its rows' digests are read (default 2000). For tests and tuning. */
+  bisection?: { firstLen?: number; leafRows?: number };
+}
+
 /**
  * A place partitions are written to. The executor (runner.ts) owns the ledger, retries,
  * throttle and stop; a target owns the atomic publish of ONE partition: write, validate,
@@ -88,6 +100,14 @@ export interface PartitionTarget {
   measure(partition: Partition): Promise<DryRunRow>;
   /** Read-only: source vs target for a published partition, after the fact. */
   reconcile(partition: Partition): Promise<ReconcileRow>;
+  /**
+   * Read-only: what writing the partition would change, by key — rows added, removed and
+   * changed, per-column counts, sums moved and a bounded sample, measured in the database.
+   * Absent where the target cannot measure it (S3).
+   */
+  changeByKey?(partition: Partition, options?: KeyChangeOptions): Promise<KeyChange>;
+  /** Read-only: the partition now against the run's snapshot of it (canary, row-count comparison). */
+  changeSinceSnapshot?(partition: Partition, runId: string, options?: KeyChangeOptions): Promise<KeyChange>;
   /** Transient errors (connection reset, lock timeout, deadlock…) are retried; others fail the partition. */
   isTransient(err: unknown): boolean;
   /** The error was a lock wait that ran out (lock_timeout): retried, then the run halts. */

@@ -8,11 +8,13 @@ import type { CallArgs } from '../../../shared/contract.ts';
 import type { ExportedFile, IdentityView, SignoffView } from '../../../shared/contractTypes.ts';
 import { InputError } from '../../../shared/errors.ts';
 import { createFileKeyVault } from '../evidence/fileVault.ts';
+import type { UnlockedIdentity } from '../evidence/vault.ts';
 import { checkIdentityName, checkRole, fingerprint, generateKeys, publicKeyPem, shortFingerprint } from '../evidence/keys.ts';
 import { evidenceRepos } from '../evidence/repos.ts';
 import { checkRequest, readSignatureFile, signRequest } from '../evidence/signoff.ts';
 import { buildSignoffRequest } from '../evidence/signoffRequest.ts';
 import { operatorName, signoffProblem } from '../evidence/signoffRules.ts';
+import { approvalFor } from './approval.ts';
 import type { RunContext } from './planning.ts';
 import { assertJobUnchanged } from './planning.ts';
 import { contextOf, type EngineScope } from './scope.ts';
@@ -36,41 +38,66 @@ export function signoffStatus(scope: EngineScope, ctx: RunContext): SignoffView 
     valid: valid ? { id: valid.id, signer: valid.signer, signedAt: valid.signedAt, comment: valid.comment } : null,
     problems: judged.flatMap((j) => (j.problem === null ? [] : [j.problem])),
     planHash,
+    approves: approvalFor(store, ctx.prepared, ctx.run.runId),
   };
 }
 
 export function signoffRequestFile(scope: EngineScope, runId: string): ExportedFile {
   const ctx = contextOf(scope, runId);
   assertJobUnchanged(ctx);
-  const request = buildSignoffRequest(scope.store, { planHash: ctx.prepared.planHash, job: ctx.job, operator: scope.actor });
+  const request = buildSignoffRequest(scope.store, {
+    planHash: ctx.prepared.planHash,
+    job: ctx.job,
+    operator: scope.actor,
+    approves: approvalFor(scope.store, ctx.prepared, runId),
+  });
   return { fileName: `${runId}.req.json`, mimeType: 'application/json', text: `${JSON.stringify(request, null, 2)}\n` };
+}
+
+/**
+ * A registered identity's key, unlocked with its passphrase from this workspace's keys folder:
+ * for a lead signing here, and for whoever signs an incident note's head at Close.
+ */
+export function unlockHere(
+  scope: EngineScope,
+  name: string,
+  passphrase: string,
+  elsewhere = 'sign on the computer that holds the key',
+): UnlockedIdentity {
+  const registered = evidenceRepos(scope.store).identities.get(name);
+  if (!registered)
+    throw new InputError(`${name} is not a registered identity in this workspace`, {
+      field: 'signer',
+      value: name,
+      hint: 'create the identity on the Workspace screen first',
+    });
+  const vault = createFileKeyVault({ dir: keysDir(scope.store.file), passphrase: () => passphrase });
+  if (!vault.has(name)) {
+    throw new InputError(`${name}'s private key is not on this computer (${vault.location})`, {
+      field: 'signer',
+      value: name,
+      hint: elsewhere,
+    });
+  }
+  const signer = vault.unlock(name);
+  if (signer.identity.fingerprint !== registered.fingerprint) {
+    throw new InputError(
+      `the key of ${name} here (${shortFingerprint(signer.identity.fingerprint)}) is not the registered one (${shortFingerprint(registered.fingerprint)})`,
+      { field: 'signer', value: name },
+    );
+  }
+  return signer;
 }
 
 export function signHere(scope: EngineScope, args: CallArgs<'runbook:signHere'>): SignoffView {
   const ctx = contextOf(scope, args.runId);
   assertJobUnchanged(ctx);
-  const registered = evidenceRepos(scope.store).identities.get(args.signer);
-  if (!registered)
-    throw new InputError(`${args.signer} is not a registered identity in this workspace`, {
-      field: 'signer',
-      value: args.signer,
-      hint: 'create the lead identity on the Workspace screen first',
-    });
-  const vault = createFileKeyVault({ dir: keysDir(scope.store.file), passphrase: () => args.passphrase });
-  if (!vault.has(args.signer)) {
-    throw new InputError(`${args.signer}'s private key is not on this computer (${vault.location})`, {
-      field: 'signer',
-      value: args.signer,
-      hint: 'export the request and let the lead sign it on their own computer, then import the signature',
-    });
-  }
-  const signer = vault.unlock(args.signer);
-  if (signer.identity.fingerprint !== registered.fingerprint) {
-    throw new InputError(
-      `the key of ${args.signer} here (${shortFingerprint(signer.identity.fingerprint)}) is not the registered one (${shortFingerprint(registered.fingerprint)})`,
-      { field: 'signer', value: args.signer },
-    );
-  }
+  const signer = unlockHere(
+    scope,
+    args.signer,
+    args.passphrase,
+    'export the request and let the lead sign it on their own computer, then import the signature',
+  );
   const request = buildSignoffRequest(scope.store, { planHash: ctx.prepared.planHash, job: ctx.job, operator: scope.actor });
   checkRequest(request, 'the sign-off request');
   const signature = signRequest(request, signer, args.comment, new Date());

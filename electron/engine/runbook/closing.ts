@@ -3,10 +3,17 @@
  * not assumed: source vs target measured again, read-only, per published partition) and the
  * close, which records the summary and exports the incident note (evidence/ renders it).
  */
+import { dryRunKeyChanges } from '../../../shared/approval.ts';
 import type { CloseView, ComparisonRow, ComparisonView, ExportedFile } from '../../../shared/contractTypes.ts';
+import { totalKeyChange, type KeyChange } from '../../../shared/keyChange.ts';
+import { InputError } from '../../../shared/errors.ts';
+import type { NoteBundle } from '../evidence/bundle.ts';
 import { exportBundle } from '../evidence/exportNote.ts';
+import type { UnlockedIdentity } from '../evidence/vault.ts';
+import { unlockHere } from './appSignoffs.ts';
 import { renderNote } from '../evidence/note/render.ts';
-import type { ReconcileRow } from '../executor/types.ts';
+import type { PartitionTarget, ReconcileRow } from '../executor/types.ts';
+import { findSnapshot } from '../snapshot/index.ts';
 import type { EvidenceRecord, PartitionRecord } from '../store/index.ts';
 import { assertJobUnchanged, runSummary } from './planning.ts';
 import { openTarget } from './prepare.ts';
@@ -17,6 +24,8 @@ interface ComparisonBody {
   ok: boolean;
   reconciliationEvidenceId: number | null;
   rows: ComparisonRow[];
+  /** the run's change by key (each partition against its snapshot), or why it was not measured */
+  keysWhy?: string | null;
 }
 
 /** The `rows` measure of the first validation rule that has one, on each side. */
@@ -55,15 +64,45 @@ function comparisonRow(p: PartitionRecord, r: ReconcileRow | undefined): Compari
   };
 }
 
-export function comparisonView(e: EvidenceRecord): ComparisonView {
+export function comparisonView(e: EvidenceRecord, predicted: KeyChange[] = []): ComparisonView {
   const body = e.body as ComparisonBody;
+  const actual = body.rows.flatMap((r) => (r.keys ? [r.keys] : []));
   return {
     evidenceId: e.id,
     reconciliationEvidenceId: body.reconciliationEvidenceId,
     ok: body.ok,
     rows: body.rows,
+    keys: {
+      actual: actual.length > 0 ? totalKeyChange(actual) : null,
+      predicted: predicted.length > 0 ? totalKeyChange(predicted) : null,
+      why: body.keysWhy ?? (actual.length > 0 ? null : 'not measured'),
+    },
     createdAt: e.createdAt,
   };
+}
+
+/** The change by key the dry run on record predicted for the run's plan. */
+function predictedKeys(scope: EngineScope, planHash: string): KeyChange[] {
+  return dryRunKeyChanges(scope.store.evidence.latest({ planHash, kind: 'dry-run' })?.body);
+}
+
+/**
+ * What the run changed, by key: each published partition now against the run's snapshot of it.
+ * Only where the target can measure it (Postgres) and a snapshot was taken; otherwise why not.
+ */
+async function changedSinceSnapshot(
+  scope: EngineScope,
+  target: PartitionTarget,
+  runId: string,
+  partitions: { key: string; start: string; end: string }[],
+): Promise<{ keys: Map<string, KeyChange>; why: string | null }> {
+  const keys = new Map<string, KeyChange>();
+  if (!target.changeSinceSnapshot) return { keys, why: 'the target cannot measure a change by key (S3)' };
+  const snapshot = findSnapshot(scope.store, runId);
+  if (!snapshot) return { keys, why: 'no snapshot was taken before the run: there is nothing to compare the partitions with' };
+  const taken = new Set(snapshot.body.partitions.map((p) => p.key));
+  for (const p of partitions) if (taken.has(p.key)) keys.set(p.key, await target.changeSinceSnapshot(p, runId));
+  return { keys, why: null };
 }
 
 export async function compareStep(scope: EngineScope, runId: string): Promise<ComparisonView> {
@@ -75,28 +114,51 @@ export async function compareStep(scope: EngineScope, runId: string): Promise<Co
   const partitions = store.partitions.list(runId);
   const target = openTarget(config, ctx.job, ctx.plan.write_mode, env, store);
   const measured = new Map<string, ReconcileRow>();
+  const published = partitions
+    .filter((p) => p.status === 'published')
+    .map((p) => ({ key: p.key, start: p.startAt ?? '', end: p.endAt ?? '' }));
+  let changed: Awaited<ReturnType<typeof changedSinceSnapshot>>;
   try {
     await target.prepare();
-    for (const p of partitions) {
-      if (p.status === 'published') measured.set(p.key, await target.reconcile({ key: p.key, start: p.startAt ?? '', end: p.endAt ?? '' }));
-    }
+    for (const p of published) measured.set(p.key, await target.reconcile(p));
+    changed = await changedSinceSnapshot(scope, target, runId, published);
   } finally {
     await target.close();
   }
-  const rows = partitions.map((p) => comparisonRow(p, measured.get(p.key)));
+  const rows = partitions.map((p) => {
+    const row = comparisonRow(p, measured.get(p.key));
+    const keys = changed.keys.get(p.key);
+    return keys ? { ...row, keys } : row;
+  });
   const reconciliation = store.evidence.list({ runId, kind: 'reconciliation' }).at(-1);
-  const body: ComparisonBody = { ok: rows.every((r) => r.ok), reconciliationEvidenceId: reconciliation?.id ?? null, rows };
+  const body: ComparisonBody = {
+    ok: rows.every((r) => r.ok),
+    reconciliationEvidenceId: reconciliation?.id ?? null,
+    rows,
+    keysWhy: changed.why,
+  };
   const evidence = store.evidence.add({ runId, planHash: ctx.prepared.planHash, kind: 'row-count-comparison', body, actor: scope.actor });
-  return comparisonView(evidence);
+  return comparisonView(evidence, predictedKeys(scope, ctx.prepared.planHash));
 }
 
 export function latestComparison(scope: EngineScope, runId: string): ComparisonView | null {
   const e = scope.store.evidence.list({ runId, kind: 'row-count-comparison' }).at(-1);
-  return e ? comparisonView(e) : null;
+  return e ? comparisonView(e, e.planHash ? predictedKeys(scope, e.planHash) : []) : null;
 }
 
-export function noteFile(scope: EngineScope, runId: string, format: 'md' | 'html'): ExportedFile {
-  const bundle = exportBundle(scope.store, runId, { format, actor: scope.actor });
+/** Who signs an export's head, unlocked with their passphrase; undefined when nobody was named. */
+function noteSigner(scope: EngineScope, signer: string | undefined, passphrase: string | undefined): UnlockedIdentity | undefined {
+  if (signer === undefined) return undefined;
+  if (!passphrase) throw new InputError(`give ${signer}'s passphrase to sign the note's head`, { field: 'passphrase' });
+  return unlockHere(scope, signer, passphrase);
+}
+
+export function noteFile(scope: EngineScope, runId: string, format: 'md' | 'html', signer?: string, passphrase?: string): ExportedFile {
+  const bundle = exportBundle(scope.store, runId, { format, actor: scope.actor, signer: noteSigner(scope, signer, passphrase) });
+  return rendered(bundle, runId, format);
+}
+
+function rendered(bundle: NoteBundle, runId: string, format: 'md' | 'html'): ExportedFile {
   return {
     fileName: `incident-note-${runId}.${format}`,
     mimeType: format === 'md' ? 'text/markdown' : 'text/html',
@@ -104,9 +166,12 @@ export function noteFile(scope: EngineScope, runId: string, format: 'md' | 'html
   };
 }
 
-export function closeStep(scope: EngineScope, runId: string, comment: string): CloseView {
+export function closeStep(scope: EngineScope, args: { runId: string; comment: string; signer?: string; passphrase?: string }): CloseView {
+  const { runId, comment } = args;
   const ctx = contextOf(scope, runId);
   requireStep(scope, ctx, 'close');
+  // Unlocked before anything is recorded: a wrong passphrase closes nothing.
+  const signer = noteSigner(scope, args.signer, args.passphrase);
   const run = runSummary(ctx.run);
   const comparison = latestComparison(scope, runId);
   const summary: [string, string][] = [
@@ -136,5 +201,13 @@ export function closeStep(scope: EngineScope, runId: string, comment: string): C
     body: { summary, comment, comparisonEvidenceId: comparison?.evidenceId ?? null },
     actor: scope.actor,
   });
-  return { evidenceId: evidence.id, summary, note: noteFile(scope, runId, 'md') };
+  const bundle = exportBundle(scope.store, runId, { format: 'md', actor: scope.actor, signer });
+  summary.push(['Note head', signer ? `signed by ${signer.identity.name}` : 'not signed']);
+  return {
+    evidenceId: evidence.id,
+    summary,
+    note: rendered(bundle, runId, 'md'),
+    html: rendered(bundle, runId, 'html'),
+    signedBy: signer?.identity.name ?? null,
+  };
 }

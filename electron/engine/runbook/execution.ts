@@ -5,6 +5,7 @@
  * (execute.ts), as the CLI's do, so the app is not a side door either; the runbook's own
  * order (steps 1–4 before step 5) is the app's checklist on top of it.
  */
+import type { Reprocess } from '../executor/runner.ts';
 import type { ExecutorEventView, LiveStats } from '../../../shared/contractTypes.ts';
 import { GateError, InputError } from '../../../shared/errors.ts';
 import { followThrottle } from '../../../shared/signals.ts';
@@ -34,7 +35,7 @@ interface Live {
 
 export interface Executions {
   isLive: (runId: string) => boolean;
-  start(runId: string): Promise<{ started: boolean }>;
+  start(runId: string, reprocess?: Reprocess): Promise<{ started: boolean }>;
   pause(runId: string): { requested: boolean };
   stop(runId: string): { requested: boolean };
   /** At shutdown: every executor stops at its partition boundary; waits up to `ms`. */
@@ -103,7 +104,7 @@ export function createExecutions(scopeOf: () => EngineScope): Executions {
     scopeOf().emit({ kind: 'executor', runId, at: now(), event, stats: stats(runId, l) });
   };
 
-  async function start(runId: string): Promise<{ started: boolean }> {
+  async function start(runId: string, reprocess?: Reprocess): Promise<{ started: boolean }> {
     if (live.has(runId)) throw new GateError(`run ${runId} is already executing in this app`, ['pause or stop it first']);
     const scope = scopeOf();
     const ctx = contextOf(scope, runId);
@@ -125,6 +126,7 @@ export function createExecutions(scopeOf: () => EngineScope): Executions {
       env,
       prepared: ctx.prepared,
       actor: scope.actor,
+      reprocess,
       onEvent: (e) => onEvent(runId, tally, e),
     });
     if (execution.status === 'done')

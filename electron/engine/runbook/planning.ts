@@ -3,6 +3,7 @@
  * Creating a plan in the app records the run at once (status `planned`), so every step's
  * evidence hangs off one run id from the start; its plan is immutable from then on.
  */
+import { operatorName } from '../evidence/signoffRules.ts';
 import type { JobSummary, PlanCreated, RunSummary } from '../../../shared/contractTypes.ts';
 import { GateError, InputError } from '../../../shared/errors.ts';
 import { jobSchema, planSchema, type Config, type Job, type Plan } from '../../../shared/schemas.ts';
@@ -42,7 +43,9 @@ export function listJobs(jobsDir: string, config: Config): { jobs: JobSummary[];
   return { jobs, problems };
 }
 
-export function createPlan(store: Store, jobsDir: string, config: Config, plan: Plan, actor: string): PlanCreated {
+export function createPlan(store: Store, jobsDir: string, config: Config, given: Plan, actor: string): PlanCreated {
+  // Nobody named: the operator asked, as the CLI records it (its user name), never "–".
+  const plan = given.requested_by?.trim() ? given : { ...given, requested_by: operatorName(actor) };
   const { job } = loadJob(jobsDir, plan.job, config);
   const prepared = preparePlan(job, plan, store);
   const existing = store.runs.get(plan.request_id);

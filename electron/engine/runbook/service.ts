@@ -15,6 +15,7 @@ import { createConnections, type ConnectionsService } from './connections.ts';
 import { createAppSecrets, type AppSecretsService } from './appSecrets.ts';
 import { createExecutions } from './execution.ts';
 import { evidenceById, listRuns, runDetail } from './history.ts';
+import { runStory } from './runStory.ts';
 import { createPlan, jobSummary, listJobs } from './planning.ts';
 import { contextOf, type EngineScope } from './scope.ts';
 import type { SecretBox } from './secrets.ts';
@@ -138,16 +139,17 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
       create: (args) => createIdentity(scope(), args),
     },
     run: {
-      start: ({ runId }) => executions.start(runId),
+      start: ({ runId, reprocess }) => executions.start(runId, reprocess),
       pause: ({ runId }) => executions.pause(runId),
       stop: ({ runId }) => executions.stop(runId),
       compare: ({ runId }) => compareStep(scope(), runId),
-      close: ({ runId, comment }) => closeStep(scope(), runId, comment),
-      note: ({ runId, format }) => noteFile(scope(), runId, format),
+      close: (args) => closeStep(scope(), args),
+      note: ({ runId, format, signer, passphrase }) => noteFile(scope(), runId, format, signer, passphrase),
     },
     history: {
       list: (q) => listRuns(current.store, q),
       get: ({ runId }) => runDetail(current.store, runId),
+      story: ({ runId }) => runStory(current.store, runId, actor),
     },
     evidence: {
       get: ({ id }) => evidenceById(current.store, id),

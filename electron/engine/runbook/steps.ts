@@ -5,6 +5,7 @@
  */
 import type { DryRunView, PartitionCell, RunbookView, SanityView, SnapshotView } from '../../../shared/contractTypes.ts';
 import { GateError } from '../../../shared/errors.ts';
+import { totalKeyChange, type KeyChange } from '../../../shared/keyChange.ts';
 import { runbookSteps, stepOpen, STEP_TITLES, type StepFacts, type StepId, type StepView } from '../../../shared/runbookSteps.ts';
 import { dryRun } from './dryRun.ts';
 import { notifyDryRunReady } from '../notify/dryRunReady.ts';
@@ -88,6 +89,10 @@ export function partitionCell(p: PartitionRecord): PartitionCell {
     error: p.error,
     sourceCount: p.sourceCount,
     targetCount: p.targetCount,
+    checksum: p.checksum,
+    startedAt: p.startedAt,
+    finishedAt: p.finishedAt,
+    durationMs: p.durationMs,
   };
 }
 
@@ -170,16 +175,25 @@ export function dryRunView(
     source: DryRunView['rows'][number]['source'];
     target: DryRunView['rows'][number]['target'];
     change: DryRunView['rows'][number]['change'];
+    keys?: KeyChange;
   }[],
   createdAt: string,
   target: string,
 ): DryRunView {
+  const keys = rows.flatMap((r) => (r.keys ? [r.keys] : []));
   return {
     evidenceId,
     summary: ctx.prepared.summary,
     downstream: ctx.job.classification.downstream,
     target,
-    rows: rows.map((r) => ({ key: r.partition.key, source: r.source, target: r.target, change: r.change })),
+    rows: rows.map((r) => ({
+      key: r.partition.key,
+      source: r.source,
+      target: r.target,
+      change: r.change,
+      ...(r.keys ? { keys: r.keys } : {}),
+    })),
+    keys: keys.length > 0 ? totalKeyChange(keys) : null,
     createdAt,
   };
 }

@@ -39,6 +39,38 @@ export interface ScenarioEnv {
   lake: S3Bucket | null;
 }
 
+/**
+ * The manual checklist as commands, each one `run-backfill` parses as written (a test runs every
+ * scenario's steps through the CLI's own parser): sanity check, snapshot, dry run, sign-off by
+ * the sandbox's lead, the run, the note. A note for the reader follows a command after two spaces, in parentheses.
+ */
+function manualSteps(p: {
+  job: string;
+  from: string;
+  to: string;
+  runId: string;
+  flags: string;
+  check?: boolean;
+  note?: boolean;
+}): string[] {
+  const range = `--from ${p.from} --to ${p.to}`;
+  const flags = p.flags === '' ? '' : ` ${p.flags}`;
+  return [
+    ...(p.check ? [`run-backfill check ${p.job} ${range}`] : []),
+    `run-backfill snapshot ${p.job} ${range} --run-id ${p.runId}   (back up the partitions about to be overwritten)`,
+    `run-backfill ${p.job} ${range} --run-id ${p.runId}${flags} --dry-run`,
+    `run-backfill signoff request --run-id ${p.runId} --out ${p.runId}.request.json`,
+    `run-backfill sign ${p.runId}.request.json --identity sandbox-lead --out ${p.runId}.sig.json   (the lead; passphrase: see the Training screen)`,
+    `run-backfill signoff import ${p.runId}.sig.json`,
+    `run-backfill ${p.job} ${range} --run-id ${p.runId}${flags}`,
+    ...(p.note === false ? [] : [noteStep(p.runId)]),
+  ];
+}
+
+function noteStep(runId: string): string {
+  return `run-backfill export --run-id ${runId} --format html --out ${runId}.html`;
+}
+
 export const SCENARIOS: readonly Scenario[] = [
   {
     id: 1,
@@ -48,14 +80,14 @@ export const SCENARIOS: readonly Scenario[] = [
       'From May to June the billing mart counted every "damaged" refund as "other": a mapping bug, now fixed upstream. Finance needs the two months recomputed — billing data, so the whole manual checklist applies.',
     job: REFUNDS.job,
     range: { from: '2026-05-01', to: '2026-07-01' },
-    steps: [
-      'run-backfill check refund-reason-daily --from 2026-05-01 --to 2026-07-01',
-      'run-backfill snapshot refund-reason-daily --from 2026-05-01 --to 2026-07-01 --run-id <id>   (back up the partitions about to be overwritten)',
-      'run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --sleep-ms 200 --max-row-diff-ratio 0.5 --dry-run',
-      'run-backfill signoff request --run-id <id> → the lead signs → run-backfill signoff import sig.json',
-      'run-backfill refund-reason-daily --from 2026-05-01 --to 2026-07-01 --sleep-ms 200 --max-row-diff-ratio 0.5',
-      'run-backfill export --run-id <id> --format html',
-    ],
+    steps: manualSteps({
+      job: REFUNDS.job,
+      from: '2026-05-01',
+      to: '2026-07-01',
+      runId: 'bf-refund-reason-daily-2026-05-01_2026-07-01',
+      flags: '--sleep-ms 200 --max-row-diff-ratio 0.5',
+      check: true,
+    }),
     fixed:
       'Every refund day from 2026-05-01 to 2026-06-30 equals a recomputation from the source, nothing is duplicated, and the run carries its sanity check, snapshot, dry run, lead sign-off and reconciliation.',
     async inject({ client }) {
@@ -89,11 +121,13 @@ export const SCENARIOS: readonly Scenario[] = [
       'On 2026-07-20 an upstream change started sending amounts in cents; it was reverted three days later and found five days after that. The order mart holds amounts a hundred times too large for 72 hours.',
     job: ORDERS.job,
     range: { from: '2026-07-20', to: '2026-07-23' },
-    steps: [
-      'run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23 --dry-run',
-      '… sign-off …',
-      'run-backfill order-daily-mart --from 2026-07-20 --to 2026-07-23',
-    ],
+    steps: manualSteps({
+      job: ORDERS.job,
+      from: '2026-07-20',
+      to: '2026-07-23',
+      runId: 'bf-order-daily-mart-2026-07-20_2026-07-23',
+      flags: '',
+    }),
     fixed: 'The three days equal a recomputation from the source; the days around them were not touched.',
     async inject({ client }) {
       await client.query(
@@ -154,9 +188,17 @@ export const SCENARIOS: readonly Scenario[] = [
     job: ORDERS.job,
     range: { from: '2026-06-01', to: '2026-07-01' },
     steps: [
-      'run-backfill order-daily-mart --from 2026-06-01 --to 2026-07-01 --sleep-ms 500 …',
-      '(kill it part way)',
-      'run-backfill --resume --run-id <id>',
+      ...manualSteps({
+        job: ORDERS.job,
+        from: '2026-06-01',
+        to: '2026-07-01',
+        runId: 'bf-order-daily-mart-2026-06-01_2026-07-01',
+        flags: '--sleep-ms 500',
+        note: false,
+      }),
+      '(kill it part way: Ctrl-C twice, or kill the process)',
+      'run-backfill --resume --run-id bf-order-daily-mart-2026-06-01_2026-07-01',
+      noteStep('bf-order-daily-mart-2026-06-01_2026-07-01'),
     ],
     fixed: 'The month equals a recomputation from the source, nothing is duplicated, and the same run was stopped and resumed.',
     async inject({ client }) {
@@ -183,9 +225,17 @@ export const SCENARIOS: readonly Scenario[] = [
     job: ORDERS.job,
     range: { from: '2026-07-01', to: '2026-07-11' },
     steps: [
-      'run-backfill order-daily-mart --from 2026-07-01 --to 2026-07-11 --max-lock-wait-ms 500 --sleep-ms 1000 …',
-      'run-backfill sandbox traffic --seconds 10   (in another terminal)',
-      'run-backfill --resume --run-id <id>',
+      ...manualSteps({
+        job: ORDERS.job,
+        from: '2026-07-01',
+        to: '2026-07-11',
+        runId: 'bf-order-daily-mart-2026-07-01_2026-07-11',
+        flags: '--max-lock-wait-ms 500 --sleep-ms 1000',
+        note: false,
+      }),
+      'run-backfill sandbox traffic --hold 10   (in another terminal, while the run runs)',
+      'run-backfill --resume --run-id bf-order-daily-mart-2026-07-01_2026-07-11',
+      noteStep('bf-order-daily-mart-2026-07-01_2026-07-11'),
     ],
     fixed: 'The run halted on the lock-wait condition instead of blocking the migration, then resumed, and the range reconciles.',
     async inject({ client }) {

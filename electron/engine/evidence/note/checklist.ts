@@ -5,13 +5,9 @@
 import type { BundleEvidence, NoteBundle } from '../bundle.ts';
 import type { BundleVerification } from '../verifyBundle.ts';
 
-export type StepState = 'done' | 'missing' | 'failed';
+import type { ChecklistStep } from '../../../../shared/noteBlocks.ts';
 
-export interface ChecklistStep {
-  step: string;
-  state: StepState;
-  evidence: string[];
-}
+export type { ChecklistStep, StepState } from '../../../../shared/noteBlocks.ts';
 
 type Obj = Record<string, unknown>;
 

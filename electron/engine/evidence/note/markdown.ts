@@ -1,5 +1,6 @@
-/** The incident note as Markdown, for a ticket. */
-import { NOTE_SECTIONS, type NoteModel, type Table } from './model.ts';
+/** The incident note as Markdown, for a ticket: every block of every section; a chart says what it shows. */
+import type { Block, Table } from './blocks.ts';
+import type { NoteModel } from './model.ts';
 
 const cell = (text: string) => text.replace(/\\/g, '\\\\').replace(/\|/g, '\\|').replace(/\r?\n/g, ' ');
 
@@ -15,8 +16,36 @@ function table({ header, rows }: Table): string {
 const pairs = (items: [string, string][]) => items.map(([k, v]) => `- **${k}:** ${v.replace(/\r?\n/g, ' ')}`).join('\n');
 const MARK = { done: '[x]', missing: '[ ]', failed: '[!]' } as const;
 
+/** A person's words as a block quote, line by line, so their paragraphs survive. */
+const quote = (text: string) =>
+  text
+    .split(/\r?\n/)
+    .map((line) => `> ${line}`)
+    .join('\n');
+
+function block(b: Block): string {
+  switch (b.kind) {
+    case 'facts':
+      return pairs(b.items);
+    case 'text':
+      return b.text;
+    case 'table':
+      return `${b.caption ? `**${b.caption}**\n\n` : ''}${table(b.table)}`;
+    case 'comment':
+      return `**${b.who}** (${b.role}, ${b.at}):\n\n${quote(b.text)}`;
+    case 'chart':
+      return `_Chart — ${b.title}: ${b.alt} (drawn in the HTML note)._`;
+    case 'checklist':
+      return b.steps
+        .map(
+          (s) =>
+            `- ${MARK[s.state]} **${s.step}**${s.state === 'done' ? '' : ` (${s.state})`}\n${s.evidence.map((e) => `  - ${e}`).join('\n')}`,
+        )
+        .join('\n');
+  }
+}
+
 export function renderMarkdown(m: NoteModel): string {
-  const [what, checklistTitle, partitions, reconciliation, history, throttle, metrics, chain] = NOTE_SECTIONS;
   return [
     `# ${m.title}`,
     '',
@@ -24,44 +53,6 @@ export function renderMarkdown(m: NoteModel): string {
     '',
     `> ${m.verdict}`,
     '',
-    `## ${what}`,
-    '',
-    pairs(m.what),
-    '',
-    `## ${checklistTitle}`,
-    '',
-    ...m.checklist.map(
-      (s) =>
-        `- ${MARK[s.state]} **${s.step}**${s.state === 'done' ? '' : ` (${s.state})`}\n${s.evidence.map((e) => `  - ${e}`).join('\n')}`,
-    ),
-    '',
-    `## ${partitions}`,
-    '',
-    table(m.partitions),
-    '',
-    `## ${reconciliation}`,
-    '',
-    m.reconciliation.summary,
-    '',
-    table(m.reconciliation.table),
-    '',
-    `## ${history}`,
-    '',
-    table(m.history),
-    '',
-    `## ${throttle}`,
-    '',
-    table(m.throttle),
-    '',
-    `## ${metrics}`,
-    '',
-    pairs(m.metrics),
-    '',
-    `## ${chain}`,
-    '',
-    pairs(m.chain),
-    '',
-    table(m.signatures),
-    '',
+    ...m.sections.flatMap((s) => [`## ${s.title}`, '', ...s.blocks.flatMap((b) => [block(b), ''])]),
   ].join('\n');
 }
