@@ -217,6 +217,25 @@ describe.each(FIELDS)('a hostile %s', (field) => {
   });
 });
 
+describe("a hostile stop probe (a plan file's stop.probes[0].sql)", () => {
+  beforeAll(async () => {
+    ws.writeJob('probe-host', orderMartJob({ name: 'probe-host', billing: false }));
+    before = await settled();
+  });
+
+  it.each(PAYLOADS)('$name: the run is refused before anything runs (exit 2, naming the field); nothing written', async (payload) => {
+    const runId = `probe-${PAYLOADS.indexOf(payload)}`;
+    const file = ws.writeFile(
+      `${runId}.plan.yaml`,
+      `request_id: ${runId}\njob: probe-host\nrange: { from: '2026-05-01', to: '2026-05-03' }\nwrite_mode: overwrite-partition\nstop:\n  probes:\n    - { name: hostile, max: 1, sql: ${JSON.stringify(payload.sql())} }\n`,
+    );
+    const r = await runCli(ws, ['--plan', file]);
+    expect(r.stderr, r.stdout + r.stderr).toContain('stop.probes[0].sql');
+    expect(r.code, r.stdout + r.stderr).toBe(2);
+    expectUntouched(await settled());
+  });
+});
+
 describe('a function of the server that writes (declared VOLATILE, as PostgreSQL requires of a writer)', () => {
   // The parse guard cannot know what a function of the server does: each command that runs the
   // field asks the server, refuses it (exit 2, naming the function), and writes nothing.
@@ -292,8 +311,12 @@ describe('the server-side guards hold alone (the parse guard bypassed)', () => {
       // The failed read rolled back to its savepoint: the transaction is usable, still read-write.
       expect((await query<{ transaction_read_only: string }>(c, 'show transaction_read_only')).rows[0]?.transaction_read_only).toBe('off');
       // A session setting changed inside the savepoint is undone with it.
-      await readOnlySavepoint(c, (s) => query(s, `select set_config('statement_timeout', '1', false)`));
-      expect((await query<{ statement_timeout: string }>(c, 'show statement_timeout')).rows[0]?.statement_timeout).toBe('10s');
+      // (work_mem: a statement_timeout of 1 ms would cut short the ROLLBACK TO SAVEPOINT itself on
+      // a busy machine — which fails safe, the whole write rolls back — and test nothing here.)
+      const workMem = (await query<{ work_mem: string }>(c, 'show work_mem')).rows[0]?.work_mem;
+      await readOnlySavepoint(c, (s) => query(s, `select set_config('work_mem', '64kB', false)`));
+      expect((await query<{ work_mem: string }>(c, 'show work_mem')).rows[0]?.work_mem).toBe(workMem);
+      expect(workMem).not.toBe('64kB');
       await query(c, `insert into canary values (1001, 'also written')`);
       await c.query('COMMIT');
       const n = await query<{ n: string }>(c, 'select count(*)::text as n from canary where id >= 1000');

@@ -229,22 +229,28 @@ describe('replication lag', () => {
     expect(events.slice(from, to).filter((e) => e.type === 'partition-started')).toEqual([]);
     expect(events.slice(to).filter((e) => e.type === 'partition-started').length).toBeGreaterThan(0);
     // The episode is in the ledger: its start, and its end with how long and at what lag.
+    // On a busy machine the replica can fall over 1 s behind again while it catches up: a
+    // second episode is real behaviour, not a flap (each one waited out its settle time).
     const episode = auditEvents('lag-throttle', 'run.throttle%');
-    expect(episode.map((e) => e.event)).toEqual(['run.throttled', 'run.throttle-ended']);
-    expect(episode[1]?.detail).toMatchObject({ outcome: 'resumed' });
-    expect(Number(episode[1]?.detail.throttledMs)).toBeGreaterThan(0);
-    expect(String(episode[1]?.detail.reason)).toMatch(/replication lag on replica "replica": \d+(\.\d)? s > 1 s/);
+    const episodes = episode.length / 2;
+    expect(episodes).toBeGreaterThanOrEqual(1);
+    expect(episode.map((e) => e.event)).toEqual(Array.from({ length: episodes }, () => ['run.throttled', 'run.throttle-ended']).flat());
+    for (const ended of episode.filter((e) => e.event === 'run.throttle-ended')) {
+      expect(ended.detail).toMatchObject({ outcome: 'resumed' });
+      expect(Number(ended.detail.throttledMs)).toBeGreaterThan(0);
+      expect(String(ended.detail.reason)).toMatch(/replication lag on replica "replica": \d+(\.\d)? s > 1 s/);
+    }
     const status = await runCli(ws, ['status', '--run-id', 'lag-throttle']);
-    expect(status.stdout).toMatch(/throttled 1 time\(s\)/);
+    expect(status.stdout).toMatch(new RegExp(`throttled ${episodes} time\\(s\\)`));
     // The incident note lists the episode, and counts it beside the stops.
     const note = await runCli(ws, ['export', '--run-id', 'lag-throttle', '--format', 'md']);
     expect(note.code, note.stderr).toBe(0);
     expect(note.stdout).toMatch(
       /## Throttle episodes\n\n\| since \| for \| ended \| signals \(at their worst\) \|\n.*\n\| \S+ \| \d+\.\d s \| resumed by itself \| replication lag on replica "replica": \d+(\.\d)? s > 1 s \|/,
     );
-    expect(note.stdout).toContain('- **Throttle count:** 1');
+    expect(note.stdout).toContain(`- **Throttle count:** ${episodes}`);
     console.info(
-      `replication lag: throttled ${throttledAfter} ms after replay paused; finished ${finishedAfter} ms after it resumed (check interval 1000 ms, settle 3000 ms)`,
+      `replication lag: throttled ${throttledAfter} ms after replay paused; finished ${finishedAfter} ms after it resumed (check interval 1000 ms, settle 3000 ms; ${episodes} episode(s))`,
     );
   });
 
