@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import type * as T from './contractTypes.ts';
+import type { DownstreamPlan } from './downstreamPlans.ts';
 import { connectionNameSchema, jobNameSchema, planSchema, REQUEST_ID } from './schemas.ts';
 import { envNameSchema } from './envName.ts';
 
@@ -96,11 +97,15 @@ export const CALLS = {
   'run:start': call(z.strictObject({ runId, reprocess: z.enum(['missing', 'failed', 'all']).optional() }))<{ started: boolean }>(),
   'run:pause': call(byRun)<{ requested: boolean }>(),
   'run:stop': call(byRun)<{ requested: boolean }>(),
+  /** a run held after its canary, ended for good (a resume — run:start — is how it continues) */
+  'run:abandon': call(z.strictObject({ runId, reason: comment }))<T.RunSummary>(),
   'run:compare': call(byRun)<T.ComparisonView>(),
   /** `signer` + `passphrase`: whose key signs the note's head (the chain's checkpoint), asked at Close */
   'run:close': call(
     z.strictObject({ runId, comment: closingComment, signer: identityName.optional(), passphrase: passphrase.optional() }),
   )<T.CloseView>(),
+  /** a plan for each job downstream of the target (from the dry run's impact graph), in the order they must run */
+  'run:downstreamPlans': call(byRun)<DownstreamPlan[]>(),
   'run:note': call(
     z.strictObject({ runId, format: z.enum(['md', 'html']), signer: identityName.optional(), passphrase: passphrase.optional() }),
   )<T.ExportedFile>(),
@@ -109,7 +114,7 @@ export const CALLS = {
     z.strictObject({
       search: z.string().max(200).optional(),
       job: jobNameSchema.optional(),
-      status: z.enum(['planned', 'running', 'paused', 'halted', 'failed', 'succeeded']).optional(),
+      status: z.enum(['planned', 'running', 'paused', 'halted', 'canary', 'abandoned', 'failed', 'succeeded']).optional(),
       from: day.optional(),
       to: day.optional(),
       limit: z.number().int().min(1).max(1000).default(200),

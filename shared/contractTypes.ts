@@ -2,17 +2,21 @@
  * What the engine hands the renderer through the contract (shared/contract.ts): plain JSON,
  * no secrets, no engine classes. Row shapes of the store stay in the engine; these are views.
  */
+import type { CanaryBody } from './canary.ts';
+import type { ImpactGraph } from './impact.ts';
+import type { PartitionFlag } from './partitionFlags.ts';
 import type { Approval } from './approval.ts';
 import type { ChartRow } from './changeCharts.ts';
 import type { KeyChange, KeyChangeTotals } from './keyChange.ts';
 import type { NoteSection } from './noteBlocks.ts';
 import type { RedFlag } from './redFlags.ts';
+import type { RunEstimate } from './runEstimate.ts';
 import type { SignalReading, ThrottleState } from './signals.ts';
 import type { Job, Unit } from './schemas.ts';
 import type { StepView } from './runbookSteps.ts';
 import type { Tier } from './tier.ts';
 
-export type RunStatusName = 'planned' | 'running' | 'paused' | 'halted' | 'failed' | 'succeeded';
+export type RunStatusName = 'planned' | 'running' | 'paused' | 'halted' | 'canary' | 'abandoned' | 'failed' | 'succeeded';
 export type PartitionStatusName = 'pending' | 'running' | 'validated' | 'published' | 'failed' | 'skipped';
 export type SecretStorage = 'os' | 'plain-text' | 'unavailable';
 
@@ -174,9 +178,30 @@ export interface DryRunView {
   downstream: string[];
   target: string;
   /** `source` is what the partition holds after the run (recomputed), `target` what it holds now */
-  rows: { key: string; source: Measures; target: Measures; change: Measures; keys?: KeyChange }[];
+  rows: {
+    key: string;
+    source: Measures;
+    target: Measures;
+    change: Measures;
+    keys?: KeyChange;
+    /** how long the dry run's read of it took */
+    ms: number | null;
+    /** its answers to the dry run's questions */
+    flags: PartitionFlag[];
+  }[];
   /** the change by key over every partition; null where the target cannot measure it (S3) */
   keys: KeyChangeTotals | null;
+  /** the dry run's answers, one per question (and the run-level ones); empty for a dry run recorded before they were asked */
+  redFlags: RedFlag[];
+  estimate: RunEstimate | null;
+  /** the impact scope derived from the catalog and the workspace; null for an older dry run */
+  impact: ImpactGraph | null;
+  createdAt: string;
+}
+
+/** The canary's comparison on record (shared/canary.ts): its partitions before → after. */
+export interface CanaryView extends CanaryBody {
+  evidenceId: number;
   createdAt: string;
 }
 
@@ -186,6 +211,7 @@ export interface RecordedSteps {
   snapshot: SnapshotView | null;
   dryRun: DryRunView | null;
   comparison: ComparisonView | null;
+  canary: CanaryView | null;
 }
 
 export interface SignoffView {
@@ -337,7 +363,7 @@ export type ExecutorEventView =
   | {
       type: 'run-finished';
       runId: string;
-      status: 'succeeded' | 'failed' | 'paused' | 'halted';
+      status: 'succeeded' | 'failed' | 'paused' | 'halted' | 'canary';
       published: number;
       failed: number;
       pending: number;

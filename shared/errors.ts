@@ -66,3 +66,8 @@ export function showValue(value: unknown): string {
 export function assertNever(value: never, what = 'value'): never {
   throw new Error(`unexpected ${what}: ${showValue(value)}`);
 }
+
+/** An error's message, whatever was thrown. */
+export function describeError(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

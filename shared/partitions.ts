@@ -47,6 +47,15 @@ export function instantOf(text: string): number {
   return local - offset;
 }
 
+/**
+ * The instant a range boundary (`2026-05-01`, `2026-05`, `2026-05-01T13`) falls on in the zone,
+ * read as partitionRange reads `from` and `to`; `field` names it in the error for a bad one.
+ */
+export function boundaryInstant(raw: string, unit: Unit, timeZone: string, field: string): number {
+  const wall = parseBoundary(raw, unit, field, field);
+  return (zoneClock(timeZone).instantsOf(wall)[0] as { t: number }).t;
+}
+
 export function partitionRange(
   range: { from: string; to: string },
   unit: Unit,

@@ -1,16 +1,27 @@
 // Red flags in a backfill plan (docs/design.md §1, source article 004). A `block` flag refuses the run
 // (CLI exit code 4); a `warn` flag is shown and recorded but lets the run go ahead.
-import { looksLikeBoundary } from './partitions.ts';
+import { partitionFlags, summarizePartitionFlags, type PartitionFlagCode } from './partitionFlags.ts';
+import { looksLikeBoundary, type Partition } from './partitions.ts';
 import type { Job, Plan } from './schemas.ts';
 import type { Tier } from './tier.ts';
 
-export type RedFlagCode = 'vague-range' | 'no-dry-run' | 'no-throttle' | 'no-stop-conditions' | 'duplicate-risk' | 'no-validation';
+export type RedFlagCode =
+  | 'vague-range'
+  | 'no-dry-run'
+  | 'no-throttle'
+  | 'no-stop-conditions'
+  | 'duplicate-risk'
+  | 'no-validation'
+  | 'peak-overlap'
+  | PartitionFlagCode;
 
 export interface RedFlag {
   code: RedFlagCode;
   severity: 'block' | 'warn';
   message: string;
   field?: string;
+  /** the partitions it concerns (the dry run's per-partition questions) */
+  partitions?: string[];
 }
 
 export interface RedFlagInput {
@@ -19,6 +30,9 @@ export interface RedFlagInput {
   partitionCount: number;
   dryRunOnRecord: boolean;
   tier: Tier;
+  /** with `now`: the questions that need no measuring (retention) are asked too */
+  partitions?: readonly Partition[];
+  now?: Date;
 }
 
 /** Above this many partitions a run without a pause between them needs a second look. */
@@ -103,6 +117,11 @@ export function redFlags(input: RedFlagInput): RedFlag[] {
     });
   }
 
+  if (input.partitions && input.now) {
+    // Only the questions answered from the plan and the job alone: the dry run asks the rest.
+    flags.push(...summarizePartitionFlags(partitionFlags({ tier, plan, job, partitions: input.partitions, now: input.now })));
+  }
+
   if (job.validation.length === 0) {
     flags.push({
       code: 'no-validation',
@@ -116,4 +135,33 @@ export function redFlags(input: RedFlagInput): RedFlag[] {
 
 export function blocking(flags: RedFlag[]): RedFlag[] {
   return flags.filter((flag) => flag.severity === 'block');
+}
+
+/** Flags from several askers (the plan, the dry run, the gate), each once. */
+export function mergeFlags(...lists: readonly (readonly RedFlag[])[]): RedFlag[] {
+  const seen = new Set<string>();
+  const out: RedFlag[] = [];
+  for (const flag of lists.flat()) {
+    const id = `${flag.code}|${flag.severity}|${flag.message}`;
+    if (seen.has(id)) continue;
+    seen.add(id);
+    out.push(flag);
+  }
+  return out;
+}
+
+/**
+ * The flags a lead signs: the plan's own (but no-dry-run: the dry run is what is signed) and the
+ * dry run's answers to its questions, each once. A dry run recorded before the questions were
+ * asked has none: the plan's early partition flags (retention) stand in for them.
+ */
+export function signedFlags(planFlags: readonly RedFlag[], dryRunBody: unknown): RedFlag[] {
+  const answers = (dryRunBody as { redFlags?: RedFlag[] } | null | undefined)?.redFlags;
+  const own = planFlags.filter((f) => f.code !== 'no-dry-run');
+  return answers
+    ? mergeFlags(
+        own.filter((f) => !f.partitions),
+        answers,
+      )
+    : own;
 }

@@ -35,7 +35,7 @@ export interface StepFacts {
   dryRun: { evidenceId: number; summary: string } | null;
   signoff: { required: boolean; valid: { signer: string } | null; problems: string[] };
   run: {
-    status: 'planned' | 'running' | 'paused' | 'halted' | 'failed' | 'succeeded';
+    status: 'planned' | 'running' | 'paused' | 'halted' | 'canary' | 'abandoned' | 'failed' | 'succeeded';
     live: boolean;
     published: number;
     failed: number;
@@ -111,6 +111,14 @@ function executeStep(run: StepFacts['run']): Own {
         detail: `Halted: ${run.haltReason ?? 'a stop condition fired'} (${progress}). Resume when it is safe.`,
         ...none,
       };
+    case 'canary':
+      return {
+        status: 'active',
+        detail: `Held after its canary (${progress}): read the canary's comparison, then continue the run or abandon it.`,
+        ...none,
+      };
+    case 'abandoned':
+      return { status: 'done', detail: `Abandoned after its canary: ${run.haltReason ?? progress}.`, ...none };
     case 'failed':
       return {
         status: 'done',

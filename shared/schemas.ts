@@ -102,12 +102,53 @@ export type S3Connection = z.output<typeof s3ConnectionSchema>;
 export const connectionSchema = z.discriminatedUnion('kind', [postgresConnectionSchema, s3ConnectionSchema]);
 export type Connection = z.output<typeof connectionSchema>;
 
+const rangeSchema = z.strictObject({ from: text, to: text });
+
+/**
+ * Partitions a job's target must not be overwritten in (an invoiced billing period, a month
+ * already reported): a fixed range, or a read-only SELECT whose first column lists closed
+ * partition keys (dates or timestamps), :range_start and :range_end bound to the plan's range.
+ */
+const closedRuleShape = {
+  reason: text,
+  range: rangeSchema.optional(),
+  probe: text.optional(),
+  /** the probe's connection (default: the job's target) */
+  connection: connectionNameSchema.optional(),
+};
+
+function checkClosedRule(rule: { range?: unknown; probe?: unknown; connection?: unknown }, ctx: z.core.$RefinementCtx): void {
+  if ((rule.range === undefined) === (rule.probe === undefined))
+    ctx.addIssue({
+      code: 'custom',
+      message: 'give either range: { from, to } or probe: (a SELECT listing closed partition keys), not both',
+    });
+  if (rule.connection !== undefined && rule.probe === undefined)
+    ctx.addIssue({ code: 'custom', path: ['connection'], message: 'connection applies to a probe; a range needs none' });
+}
+
+export const closedRuleSchema = z.strictObject(closedRuleShape).superRefine(checkClosedRule);
+export type ClosedRule = z.output<typeof closedRuleSchema>;
+
+function workspaceClosedRuleSchema() {
+  return z
+    .strictObject({
+      ...closedRuleShape,
+      /** the targets it closes: Postgres tables as jobs name them (`mart.invoice_daily`) or S3 path templates */
+      targets: z.array(text).min(1, 'name at least one target table or S3 path'),
+    })
+    .superRefine(checkClosedRule);
+}
+export type WorkspaceClosedRule = z.output<ReturnType<typeof workspaceClosedRuleSchema>>;
+
 export const configSchema = z.strictObject({
   connections: z.record(connectionNameSchema, connectionSchema),
   /** The local SQLite ledger for this workspace, relative to the config file (else --db / the app's own). */
   ledger: z.string().min(1).optional(),
   /** Marks a training workspace: every screen and command says "Sandbox". */
   sandbox: z.boolean().default(false),
+  /** Closed partitions of this workspace's targets (e.g. invoiced billing periods): overwriting them needs the plan to list them. */
+  closed_partitions: z.array(workspaceClosedRuleSchema()).optional(),
   /** Who hears about runs: Slack and JSON webhooks, and for which events (shared/notifyConfig.ts). */
   notify: notifySchema.optional(),
 });
@@ -439,6 +480,31 @@ const jobObjectSchema = z.strictObject({
   write_mode: writeModeSchema,
   validation: z.array(validationRuleSchema).default([]),
   quality: z.array(qualityRuleSchema).default([]),
+  // Optional without defaults, so job files written before them keep their hash.
+  /** personal-data retention: partitions older than `days` are refused (recomputing them would restore deleted data) */
+  retention: z.strictObject({ days: z.number().int().min(1).max(36_500), reason: text }).optional(),
+  closed_partitions: z.array(closedRuleSchema).optional(),
+  /** thresholds of the dry run's questions (shared/partitionFlags.ts has the defaults) */
+  red_flags: z
+    .strictObject({
+      abnormal_size: z
+        .strictObject({
+          /** predicted rows this many times above or below the median of the neighbouring partitions */
+          neighbour_ratio: z.number().gt(1).optional(),
+          /** predicted rows this many times what the target holds now */
+          target_ratio: z.number().gt(1).optional(),
+          /** partitions smaller than this (on both sides of a comparison) are never abnormal */
+          min_rows: z.number().int().min(0).optional(),
+        })
+        .optional(),
+      source_gone: z
+        .strictObject({
+          /** the source is "no longer there" when it gives back fewer than this share of the rows the target holds */
+          min_ratio: z.number().gt(0).max(1).optional(),
+        })
+        .optional(),
+    })
+    .optional(),
 });
 export const jobSchema = jobObjectSchema.superRefine(checkJobSides);
 export type Job = z.output<typeof jobSchema>;
@@ -632,6 +698,24 @@ export const planSchema = z.strictObject({
   stop: stopSchema.prefault({}),
   owner: z.string().optional(),
   requested_by: z.string().optional(),
+  // Optional without defaults, so plans written before them keep their hash (and signatures).
+  /** run the first N partitions, reconcile and compare them, then hold in `canary` (default: 1 for the manual tier, else 0) */
+  canary: z.number().int().min(0).max(1000).optional(),
+  /** partitions whose source is gone (purged) that the run may overwrite anyway: their rows are deleted */
+  accept_purged: z.array(text).optional(),
+  /** closed partitions (job or workspace closed_partitions) the run may overwrite: needs a lead's sign-off in every tier */
+  overwrite_closed: z.array(text).optional(),
+  /** flags the requester has looked at and explains, shown to the lead: they warn instead of blocking */
+  acknowledge: z
+    .array(
+      z.strictObject({
+        flag: z.enum(['abnormal-size', 'peak-overlap', 'same-code']),
+        reason: text,
+        /** the partitions it covers (default: all) */
+        partitions: z.array(text).optional(),
+      }),
+    )
+    .optional(),
 });
 export type Plan = z.output<typeof planSchema>;
 export type PlanInput = z.input<typeof planSchema>;

@@ -14,6 +14,10 @@ import { EXIT, type ExitCode } from './exitCodes.ts';
 import { checkFlagsAgainstPlan, planFromFlags, planWithChanges, resumeChanges, type RunFlags } from './planFromFlags.ts';
 import type { Reporter } from './progress.ts';
 import { formatDryRun, formatSanity } from './tables.ts';
+import { formatCanary, formatEstimate, formatFlags, formatImpact, formatPartitionFlags } from './dryRunReport.ts';
+import { blocking, mergeFlags } from '../../shared/redFlags.ts';
+import type { CanaryBody } from '../../shared/canary.ts';
+import { canaryEvidence } from '../engine/runbook/canary.ts';
 
 const SANDBOX_BANNER = '[Sandbox] training workspace — embedded PostgreSQL and S3 with generated data, not production.';
 
@@ -90,16 +94,49 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
   const { config, job, plan, prepared } = loaded;
   if (opts.dryRun) {
     // A dry run is the cure for the no-dry-run flag: don't list it as a problem of itself.
-    describePlan({ ...prepared, flags: prepared.flags.filter((f) => f.code !== 'no-dry-run') }, out);
+    const planFlags = prepared.flags.filter((f) => f.code !== 'no-dry-run');
+    // The per-partition questions (retention) are listed once, with the dry run's answers below.
+    describePlan({ ...prepared, flags: planFlags.filter((f) => !f.partitions) }, out);
     const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode);
-    const result = await dryRun(prepared, target, store);
-    out.record('dry-run', { planHash: prepared.planHash, partitions: result.rows }, formatDryRun(result.rows));
+    const result = await dryRun({ prepared, target, store, config, env: process.env, jobsDir: opts.jobs });
+    // Partition flags the plan already showed (retention) come back with the dry run's; each once.
+    const flags = mergeFlags(
+      planFlags.filter((f) => !f.partitions),
+      result.answers.flags,
+    );
+    const byKey = new Map<string, string[]>();
+    for (const f of result.answers.partitions)
+      byKey.set(f.key, [...(byKey.get(f.key) ?? []), `${f.severity === 'block' ? '!' : ''}${f.code}`]);
+    out.record(
+      'dry-run',
+      {
+        planHash: prepared.planHash,
+        partitions: result.rows.map((r) => ({ ...r, flags: result.answers.partitions.filter((f) => f.key === r.partition.key) })),
+        redFlags: flags,
+        estimate: result.answers.estimate,
+        impact: result.impact,
+      },
+      [
+        formatDryRun(result.rows, byKey),
+        formatPartitionFlags(result.answers.partitions),
+        formatFlags(result.answers.flags),
+        formatEstimate(result.answers.estimate),
+        formatImpact(result.impact),
+      ]
+        .filter(Boolean)
+        .join('\n\n'),
+    );
     out.say(
       `Dry run kept as evidence #${result.evidenceId} for plan ${prepared.planHash.slice(0, 12)}. Nothing was written to the target.`,
     );
     await notifyDryRunReady({ config, env: process.env, store, prepared, rows: result.rows, actor: actor(opts.operator) }, (t) =>
       out.say(t),
     );
+    const blocks = blocking(flags);
+    if (blocks.length > 0) {
+      out.say(`The run would be refused: ${blocks.length} red flag(s) block it (${blocks.map((f) => f.code).join(', ')}).`);
+      return EXIT.refused;
+    }
     return EXIT.ok;
   }
   const existing = store.runs.get(plan.request_id);
@@ -160,6 +197,16 @@ async function execute(loaded: LoadedPlan, opts: RunOptions, store: Store, out: 
       case 'halted':
         out.say(`Resume with: run-backfill --resume --run-id ${outcome.runId}`);
         return EXIT.halted;
+      case 'canary': {
+        // Held on purpose: the operator reads the canary's comparison and decides.
+        const canary = canaryEvidence(store, outcome.runId);
+        if (canary)
+          out.record('canary', { evidenceId: canary.id, ...(canary.body as CanaryBody) }, formatCanary(canary.body as CanaryBody));
+        out.say(
+          `Continue with: run-backfill --resume --run-id ${outcome.runId}   ·   or abandon it: run-backfill abandon --run-id ${outcome.runId}`,
+        );
+        return EXIT.halted;
+      }
     }
   } finally {
     process.off('SIGINT', onSignal);

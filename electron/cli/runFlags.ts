@@ -26,6 +26,19 @@ const window = (parsed: unknown): unknown => {
   return { from, to };
 };
 
+/** `2026-05-03,2026-05-04` → ['2026-05-03', '2026-05-04']: partition keys as the dry run lists them. */
+const keyList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((k) => k.trim())
+    .filter((k) => k !== '');
+
+/** `same-code:the rows were edited by hand` → [{ flag, reason }]; the schema checks the flag's name. */
+const acknowledgement = (text: string): { flag: string; reason: string }[] => {
+  const at = text.indexOf(':');
+  return [{ flag: at < 0 ? text.trim() : text.slice(0, at).trim(), reason: at < 0 ? '' : text.slice(at + 1).trim() }];
+};
+
 export const PLAN_FLAGS: readonly PlanFlag[] = [
   { flags: '--run-id <id>', field: 'request_id', description: 'the run (and request) id; default derived from job and range' },
   { flags: '--from <date>', field: 'range.from', description: 'first partition, inclusive (e.g. 2026-05-01)' },
@@ -116,6 +129,31 @@ export const PLAN_FLAGS: readonly PlanFlag[] = [
     toPlan: window,
   },
   { flags: '--panic-file <path>', field: 'stop.panic_file', description: 'stop at once when this file exists' },
+  {
+    flags: '--canary <n>',
+    field: 'canary',
+    description: 'run the first N partitions, reconcile and compare them, then wait for --resume (default 1 for the manual tier; 0: none)',
+    parse: integer(0, 1000),
+  },
+  {
+    flags: '--accept-purged <keys>',
+    field: 'accept_purged',
+    description: 'partitions whose source is gone to overwrite anyway, deleting their rows (comma-separated keys)',
+    parse: keyList,
+  },
+  {
+    flags: '--overwrite-closed <keys>',
+    field: 'overwrite_closed',
+    description: 'closed partitions to overwrite on purpose; a lead must sign off (comma-separated keys)',
+    parse: keyList,
+  },
+  {
+    flags: '--acknowledge <flag:reason>',
+    field: 'acknowledge',
+    description:
+      'a red flag looked at and explained, e.g. "same-code:the rows were edited by hand" (abnormal-size, peak-overlap, same-code)',
+    parse: acknowledgement,
+  },
   { flags: '--reason <text>', field: 'reason', description: 'why this backfill is needed (kept with the plan)' },
   { flags: '--requested-by <name>', field: 'requested_by', description: 'who asked for it (default: you)' },
 ];

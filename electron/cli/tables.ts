@@ -21,21 +21,24 @@ export function table(header: string[], rows: string[][], leftAligned: readonly 
 
 const show = (v: Measures[string] | undefined): string => (v === null || v === undefined ? '–' : String(v));
 
-export function formatDryRun(rows: DryRunRow[]): string {
+/** `flags`: partition key → its red flag codes (`!` before a blocking one), shown in the last column. */
+export function formatDryRun(rows: DryRunRow[], flags: ReadonlyMap<string, string[]> = new Map()): string {
   const columns = Object.keys(rows[0]?.source ?? { rows: 0 });
-  const header = ['partition', ...columns.map((c) => `source ${c}`), ...columns.map((c) => `target ${c}`), 'row change'];
+  const header = ['partition', ...columns.map((c) => `source ${c}`), ...columns.map((c) => `target ${c}`), 'row change', 'red flags'];
   const body = rows.map((r) => [
     r.partition.key,
     ...columns.map((c) => show(r.source[c])),
     ...columns.map((c) => show(r.target[c])),
     signed(r.change.rows),
+    (flags.get(r.partition.key) ?? []).join(' '),
   ]);
   const totals = columns.map((c) => rows.reduce((s, r) => s + Number(r.source[c] ?? 0), 0));
   const targetTotals = columns.map((c) => rows.reduce((s, r) => s + Number(r.target[c] ?? 0), 0));
   const change = rows.reduce((s, r) => s + Number(r.change.rows ?? 0), 0);
-  body.push(['total', ...totals.map(fmt), ...targetTotals.map(fmt), signed(change)]);
+  body.push(['total', ...totals.map(fmt), ...targetTotals.map(fmt), signed(change), '']);
   const keys = rows.flatMap((r) => (r.keys ? [r.keys] : []));
-  return keys.length > 0 ? `${formatKeyChange(totalKeyChange(keys, 8))}\n\n${table(header, body)}` : table(header, body);
+  const perPartition = table(header, body, [header.length - 1]);
+  return keys.length > 0 ? `${formatKeyChange(totalKeyChange(keys, 8))}\n\n${perPartition}` : perPartition;
 }
 
 /**

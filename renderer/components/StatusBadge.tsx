@@ -19,6 +19,8 @@ const RUN_TONES: Record<string, string> = {
   running: 'info',
   paused: 'warn',
   halted: 'warn',
+  canary: 'warn',
+  abandoned: 'danger',
   failed: 'danger',
   succeeded: 'ok',
 };

@@ -122,9 +122,10 @@ export function previewPlan(d: PlanDraft, job: Job | null): PlanPreview {
   let partitions: PlanPreview['partitions'] = null;
   let tier: PlanPreview['tier'] = null;
   let count = 0;
+  let list: ReturnType<typeof partitionRange> = [];
   if (d.from.trim() !== '' && d.to.trim() !== '') {
     try {
-      const list = partitionRange({ from: d.from, to: d.to }, job.unit, job.timezone, { from: 'from', to: 'to' });
+      list = partitionRange({ from: d.from, to: d.to }, job.unit, job.timezone, { from: 'from', to: 'to' });
       count = list.length;
       partitions = { count, summary: describeRange(list, job.unit) };
       tier = automationTier({
@@ -141,6 +142,9 @@ export function previewPlan(d: PlanDraft, job: Job | null): PlanPreview {
   } else {
     problems.push({ field: 'range', message: 'give the range: from (inclusive) and to (exclusive)' });
   }
-  const flags = plan ? redFlags({ plan, job, partitionCount: count, dryRunOnRecord: false, tier: tier?.tier ?? 'manual' }) : [];
+  // With the partitions, the questions that need no measuring (retention) are asked too.
+  const flags = plan
+    ? redFlags({ plan, job, partitionCount: count, dryRunOnRecord: false, tier: tier?.tier ?? 'manual', partitions: list, now: new Date() })
+    : [];
   return { plan: parsed.success && partitions && problems.length === 0 ? input : null, problems, partitions, tier, flags };
 }

@@ -13,7 +13,7 @@ import { int, when } from '../lib/format.ts';
 import { useApp } from '../store/index.ts';
 
 const PAGE = 200;
-const STATUSES = ['planned', 'running', 'paused', 'halted', 'failed', 'succeeded'] as const;
+const STATUSES = ['planned', 'running', 'paused', 'halted', 'canary', 'abandoned', 'failed', 'succeeded'] as const;
 
 interface Filters {
   search: string;

@@ -4,6 +4,7 @@
  */
 import { useEffect, useMemo, useState, type ReactNode } from 'react';
 import type { JobDetail } from '../../shared/contractTypes.ts';
+import { canarySize } from '../../shared/canary.ts';
 import type { RedFlag } from '../../shared/redFlags.ts';
 import { act } from '../api.ts';
 import { Badge, TierBadge } from '../components/StatusBadge.tsx';
@@ -211,9 +212,20 @@ export function PlanScreen() {
         )}
         <h3>Red flags</h3>
         <FlagList flags={preview.flags} />
+        {preview.tier && preview.partitions && (
+          <p className="muted" data-testid="canary-preview">
+            {canaryWords(canarySize({}, preview.tier.tier, preview.partitions.count))}
+          </p>
+        )}
       </aside>
     </div>
   );
+}
+
+function canaryWords(n: number): string {
+  return n === 0
+    ? 'No canary: the run covers the whole range at once (a plan file may ask for one with canary: N).'
+    : `Canary: the first ${n} partition(s) run, are reconciled and compared first; the run then waits for you to continue or abandon it.`;
 }
 
 export function FlagList({ flags, dryRunOnRecord = false }: { flags: readonly RedFlag[]; dryRunOnRecord?: boolean }) {

@@ -5,6 +5,7 @@
  */
 import { useState } from 'react';
 import { act } from '../api.ts';
+import { DownstreamPlans } from '../components/DownstreamPlans.tsx';
 import { useCall } from '../hooks/useCall.ts';
 import { download } from '../lib/download.ts';
 import type { StepProps } from '../screens/RunbookScreen.tsx';
@@ -124,6 +125,7 @@ export function CloseStep(props: StepProps) {
           </details>
         </>
       )}
+      <DownstreamPlans runId={props.runId} />
       {closed && !close.result && (
         <div className="subform">
           <h3>Export the incident note again</h3>

@@ -7,6 +7,7 @@
  */
 import { useState } from 'react';
 import type { CalendarUnit } from '../lib/calendar.ts';
+import { CanaryPanel } from '../components/CanaryPanel.tsx';
 import { PartitionGrid } from '../components/PartitionGrid.tsx';
 import { useNow } from '../hooks/useCall.ts';
 import { duration, int, when } from '../lib/format.ts';
@@ -36,9 +37,13 @@ export function ExecuteStep(props: StepProps) {
 
   return (
     // The banner says why it stopped, so the step's one-line state would only repeat it.
-    <StepFrame id="execute" props={props} hideDetail={!view.live && ['halted', 'paused', 'running', 'failed'].includes(run.status)}>
+    <StepFrame
+      id="execute"
+      props={props}
+      hideDetail={!view.live && ['halted', 'paused', 'running', 'canary', 'abandoned', 'failed'].includes(run.status)}
+    >
       <div className="controls">
-        {!view.live && run.status !== 'succeeded' && (
+        {!view.live && !['succeeded', 'canary', 'abandoned'].includes(run.status) && (
           <ActionButton
             busy={start.busy}
             onClick={() => void start.run({ runId: props.runId, ...(run.status === 'planned' ? {} : { reprocess }) })}
@@ -51,7 +56,7 @@ export function ExecuteStep(props: StepProps) {
             Redo {reprocess} partitions
           </ActionButton>
         )}
-        {!view.live && run.status !== 'planned' && (
+        {!view.live && !['planned', 'canary', 'abandoned'].includes(run.status) && (
           <div className="field inline-field">
             <label htmlFor="reprocess">Redo</label>
             <select id="reprocess" value={reprocess} onChange={(e) => setReprocess(e.target.value as typeof reprocess)}>
@@ -84,6 +89,14 @@ export function ExecuteStep(props: StepProps) {
       </div>
       <StopBanner status={run.status} live={view.live} haltReason={run.haltReason} stopping={stopping} />
       {view.live && stopping === null && stats?.throttle && <ThrottleBanner state={stats.throttle} now={now} />}
+      {props.recorded?.canary && (
+        <CanaryPanel
+          runId={props.runId}
+          canary={props.recorded.canary}
+          held={!view.live && run.status === 'canary'}
+          onChange={props.refresh}
+        />
+      )}
       <div
         className="progress"
         role="progressbar"
@@ -192,6 +205,18 @@ function StopBanner({
         <p className="banner banner-warn" role="status" data-testid="stop-reason">
           Interrupted: no executor is driving this run (the app or its engine stopped). Resume asks the target which partitions were
           committed and continues from there.
+        </p>
+      );
+    case 'canary':
+      return (
+        <p className="banner banner-warn" role="status" data-testid="stop-reason">
+          Held after its canary: read the comparison below, then continue the run or abandon it.
+        </p>
+      );
+    case 'abandoned':
+      return (
+        <p className="banner banner-danger" role="status" data-testid="stop-reason">
+          {haltReason ?? 'Abandoned after its canary'}. Nothing more is written; restore the canary partitions from the snapshot if needed.
         </p>
       );
     case 'failed':

@@ -1,12 +1,15 @@
 /**
  * Step 3, impact scope. It leads with the change by key — what the run adds, removes and changes
  * at the target's grain, with charts over the partitions — because totals can stay equal while
- * keys move. Then the dry run per partition (rows now and after, sums), the tables downstream
- * as a graph, and the range in words.
+ * keys move. Then the dry run's questions and the dry run per partition (rows now and after,
+ * sums, each partition's red flags), the impact scope as a graph, and the range in words.
  */
 import { ChangeByKey } from '../components/ChangeByKey.tsx';
 import { ChangeCharts } from '../components/ChangeCharts.tsx';
 import { DownstreamGraph } from '../components/DownstreamGraph.tsx';
+import { DryRunQuestions } from '../components/DryRunQuestions.tsx';
+import { ImpactGraph } from '../components/ImpactGraph.tsx';
+import { PartitionFlags } from '../components/PartitionFlags.tsx';
 import { VirtualTable, type Column } from '../components/VirtualTable.tsx';
 import type { DryRunView } from '../../shared/contractTypes.ts';
 import { int, measure, signed, when } from '../lib/format.ts';
@@ -56,6 +59,8 @@ function columnsOf(rows: readonly Row[]): Column<Row>[] {
         </>
       ),
     })),
+    // Last, so the measure columns keep their places.
+    { header: 'Red flags', width: 'minmax(10rem, 1fr)', cell: (r) => <PartitionFlags flags={r.flags} /> },
   ];
 }
 
@@ -90,18 +95,27 @@ export function ImpactStep(props: StepProps) {
             <strong>{int(totalTarget)}</strong> rows now, <strong>{int(totalSource)}</strong> after the run, over {shown.rows.length}{' '}
             partitions (<strong>{signed(totalChange)}</strong> rows). Measured {when(shown.createdAt)}.
           </p>
+          <DryRunQuestions dryRun={shown} />
           <VirtualTable
             label="Dry run per partition"
             rows={shown.rows}
             rowKey={(r, i) => r?.key ?? String(i)}
             columns={columnsOf(shown.rows)}
             rowClass={(r) =>
-              Number(r.change.rows ?? 0) !== 0 || (r.keys && r.keys.added + r.keys.removed + r.keys.changed > 0) ? 'row-changed' : ''
+              r.flags.some((f) => f.severity === 'block')
+                ? 'row-blocked'
+                : Number(r.change.rows ?? 0) !== 0 || (r.keys && r.keys.added + r.keys.removed + r.keys.changed > 0)
+                  ? 'row-changed'
+                  : ''
             }
           />
         </>
       )}
-      <DownstreamGraph source={`job ${source}`} target={props.view.job.target} downstream={props.view.job.downstream} />
+      {shown?.impact ? (
+        <ImpactGraph graph={shown.impact} />
+      ) : (
+        <DownstreamGraph source={`job ${source}`} target={props.view.job.target} downstream={props.view.job.downstream} />
+      )}
     </StepFrame>
   );
 }

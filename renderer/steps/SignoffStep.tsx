@@ -8,6 +8,8 @@
 import { useState } from 'react';
 import { ApprovalSummary } from '../components/ApprovalSummary.tsx';
 import { DownstreamGraph } from '../components/DownstreamGraph.tsx';
+import { DryRunQuestions } from '../components/DryRunQuestions.tsx';
+import { ImpactGraph } from '../components/ImpactGraph.tsx';
 import { Badge } from '../components/StatusBadge.tsx';
 import { useCall } from '../hooks/useCall.ts';
 import { download } from '../lib/download.ts';
@@ -33,6 +35,8 @@ export function SignoffStep(props: StepProps) {
   const importing = useAction('runbook:importSignature', 'Import the signature', props.refresh);
   const s = sign.result ?? importing.result ?? status.data;
   const chosen = signer || sandboxLead?.name || leads[0]?.name || '';
+  // What the lead signs with the plan: the dry run's answers and the impact it derived.
+  const dryRun = props.recorded?.dryRun ?? null;
 
   const onFile = async (file: File | undefined) => {
     if (!file) return;
@@ -44,8 +48,17 @@ export function SignoffStep(props: StepProps) {
       {s && (
         <ApprovalSummary
           approval={s.approves}
+          flags={dryRun ? <DryRunQuestions dryRun={dryRun} /> : undefined}
           graph={
-            <DownstreamGraph source={`job ${props.view.job.name}`} target={props.view.job.target} downstream={props.view.job.downstream} />
+            dryRun?.impact ? (
+              <ImpactGraph graph={dryRun.impact} />
+            ) : (
+              <DownstreamGraph
+                source={`job ${props.view.job.name}`}
+                target={props.view.job.target}
+                downstream={props.view.job.downstream}
+              />
+            )
           }
         />
       )}
@@ -54,7 +67,13 @@ export function SignoffStep(props: StepProps) {
           <dt>Plan signed</dt>
           <dd className="mono">{s.planHash}</dd>
           <dt>Required</dt>
-          <dd>{s.required ? 'yes: manual tier' : 'no: not manual tier (a sign-off may still be recorded)'}</dd>
+          <dd>
+            {s.required
+              ? props.view.tier === 'manual'
+                ? 'yes: manual tier'
+                : 'yes: the plan overwrites closed partitions'
+              : 'no: not manual tier (a sign-off may still be recorded)'}
+          </dd>
           <dt>Sign-off</dt>
           <dd data-testid="signoff-valid">
             {s.valid ? (

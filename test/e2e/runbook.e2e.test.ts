@@ -153,6 +153,13 @@ describe.skipIf(browserPath.path === null)('the runbook, end to end in Chromium'
   it('6. execute: a stop condition fires and the operator is told why', async () => {
     await step(5, 'Execute');
     await page.getByRole('button', { name: 'Start executing' }).click();
+    // The manual tier's canary: one partition, reconciled and compared with its snapshot by key; the run waits.
+    const canary = page.getByTestId('canary');
+    await expect.poll(() => canary.textContent(), { timeout: 60_000 }).toMatch(/2026-05-01snapshot0 added, 0 removed, \d+ changed/);
+    expect(await page.getByTestId('stop-reason').textContent()).toMatch(/^Held after its canary/);
+    expect(await published()).toBe(1);
+    await shot(page, '06-canary');
+    await page.getByRole('button', { name: 'Continue the run' }).click();
     await expect.poll(published, { timeout: 60_000 }).toBeGreaterThanOrEqual(2);
     writeFileSync(panicFile(), 'stop');
     const banner = page.getByTestId('stop-reason');
@@ -161,6 +168,7 @@ describe.skipIf(browserPath.path === null)('the runbook, end to end in Chromium'
       .toBe(`Halted: panic file ${panicFile()} is present: stopping at once. Nothing published is lost; resume when it is safe.`);
     expect(await page.getByRole('button', { name: 'Resume' }).isVisible()).toBe(true);
     await shot(page, '06-stop-condition');
+    expect(await page.getByTestId('canary').isVisible()).toBe(true); // the canary's comparison stays on the step
   });
 
   it('7. resumed, then the engine is killed mid-run and restarted: resume finishes without redoing or doubling', async () => {

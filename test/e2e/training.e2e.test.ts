@@ -187,6 +187,9 @@ describe.skipIf(browserPath.path === null)('training scenario 1, end to end in C
   it('6–7. execute, then the row-count comparison', async () => {
     await page.goto(`${engine.origin}/#/runbook/${runId}/execute`);
     await page.getByRole('button', { name: 'Start executing' }).click();
+    // Manual tier: the canary day runs first and is compared with the snapshot; the trainee continues.
+    await expect.poll(() => page.getByTestId('canary').textContent(), { timeout: 120_000 }).toContain('2026-05-01snapshot');
+    await page.getByRole('button', { name: 'Continue the run' }).click();
     await expect
       .poll(() => page.getByTestId('step-detail').textContent(), { timeout: 120_000 })
       .toBe('Succeeded: 61/61 published, reconciled.');

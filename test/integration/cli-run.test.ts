@@ -79,9 +79,10 @@ describe('dry run', () => {
 
 describe('execution', () => {
   it('recomputes every partition, reconciles, and records it all', async () => {
-    await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-1', '--sleep-ms', '10', '--dry-run']);
+    // No canary: this test follows one uninterrupted run (test/integration/canary.test.ts has the canary).
+    await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-1', '--sleep-ms', '10', '--canary', '0', '--dry-run']);
     await signOff(ws, 'bf-run-1'); // manual tier (billing): four eyes
-    const r = await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-1', '--sleep-ms', '10']);
+    const r = await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-1', '--sleep-ms', '10', '--canary', '0']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('Reconciliation: 10 partition(s) agree');
@@ -123,10 +124,17 @@ describe('execution', () => {
     expect(await martMd5(db.client, '2026-05-03', '2026-05-04')).not.toBe(
       await martMd5(db.client, '2026-05-03', '2026-05-04', 'oracle.mart_order_daily'),
     );
-    await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-2', '--dry-run']);
+    // The same job version published these partitions (bf-run-1): the dry run says "fix the code
+    // first" and, manual tier, blocks — until the plan says why this rerun is not about the code.
+    const rerun = ['order-daily-mart', ...range, '--run-id', 'bf-run-2', '--canary', '0'];
+    const blocked = await runCli(ws, [...rerun, '--dry-run']);
+    expect(blocked.code).toBe(4);
+    expect(blocked.stdout).toContain('same-code: 10 partition(s) were published by this very job version');
+    const acknowledged = [...rerun, '--acknowledge', 'same-code:a partition was edited by hand; the code is right'];
+    expect((await runCli(ws, [...acknowledged, '--dry-run'])).code).toBe(0);
     await signOff(ws, 'bf-run-2');
-    const r = await runCli(ws, ['order-daily-mart', ...range, '--run-id', 'bf-run-2']);
-    expect(r.code).toBe(0);
+    const r = await runCli(ws, acknowledged);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(await martMd5(db.client, '2026-05-01', '2026-05-11')).toBe(
       await martMd5(db.client, '2026-05-01', '2026-05-11', 'oracle.mart_order_daily'),
     );

@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { NOTE_SECTIONS } from '../../electron/engine/evidence/note/model.ts';
-import { cli, makeEvidenceWorkspace, RANGE } from '../support/evidenceRun.ts';
+import { cli, makeEvidenceWorkspace, NO_CANARY, RANGE } from '../support/evidenceRun.ts';
 import type { TestDatabase } from '../support/pg.ts';
 import { ensureIdentity, requestSignoff, signRequest } from '../support/signoff.ts';
 import { makeWorkspace, type Workspace } from '../support/workspace.ts';
@@ -27,7 +27,7 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const run = (runId: string, extra: string[] = []) => ['order-daily-mart', ...RANGE, '--run-id', runId, ...extra];
+const run = (runId: string, extra: string[] = []) => ['order-daily-mart', ...RANGE, ...NO_CANARY, '--run-id', runId, ...extra];
 const planHashOf = (request: string) => (JSON.parse(readFileSync(request, 'utf8')) as { planHash: string }).planHash;
 
 describe('what a lead approves, restated', () => {

@@ -138,21 +138,34 @@ async function runPrintedSteps(id: number): Promise<CliResult[]> {
   return results;
 }
 
-/** A dry run, the sandbox lead's sign-off and the run, under one run id. */
+/** Manual tier over more than one partition: the run holds after its canary (exit 3, the comparison shown). */
+async function heldAfterCanary(args: string[]): Promise<string> {
+  const r = await runCli(ws, args);
+  expect(r.code, `${args.join(' ')}\n${r.stdout}\n${r.stderr}`).toBe(3);
+  expect(r.stdout).toMatch(/Canary: 1 partition\(s\) written, reconciled with the source and compared/);
+  return r.stdout;
+}
+
+/** A dry run, the sandbox lead's sign-off and the run — through its canary, when it has one — under one run id. */
 async function manualRun(job: string, from: string, to: string, runId: string): Promise<string> {
   const flags = [job, '--from', from, '--to', to, '--run-id', runId];
   await ok([...flags, '--dry-run']);
   await signOff(ws, runId, 'sandbox-lead');
-  return ok(flags);
+  const r = await runCli(ws, flags);
+  if (r.code === 3 && r.stdout.includes('Canary:')) return ok(['--resume', '--run-id', runId]);
+  expect(r.code, `${flags.join(' ')}\n${r.stdout}\n${r.stderr}`).toBe(0);
+  return r.stdout;
 }
 
 describe('training scenarios, driven to their end', () => {
-  it('lists all seven, every one available', async () => {
+  it('lists all nine, every one available', async () => {
     const r = await runCli(ws, ['sandbox', 'scenarios']);
     expect(r.stdout).toContain('1. Refund reasons mapped wrong for two months');
     expect(r.stdout).toContain('3. Hours of raw events missing from S3\n');
     expect(r.stdout).toContain('6. Production load: lock waits appear mid-run');
     expect(r.stdout).toContain("7. A partner's CSV drop arrived with the wrong delimiter\n");
+    expect(r.stdout).toContain('8. The source was purged for part of the range\n');
+    expect(r.stdout).toContain('9. The range crosses closed billing periods\n');
     expect(r.stdout).not.toContain('not available');
   });
 
@@ -188,7 +201,8 @@ describe('training scenarios, driven to their end', () => {
     ]);
     expect(elsewhere.code, elsewhere.stdout + elsewhere.stderr).toBe(0);
     await signOff(ws, 'train-1', 'sandbox-lead');
-    const run = await ok(flags);
+    await heldAfterCanary(flags);
+    const run = await ok(['--resume', '--run-id', 'train-1']);
     expect(run).toContain('Run train-1 succeeded: 61 published');
     await expectFixed(1);
     // A training run's note says so where nobody can miss it.
@@ -199,10 +213,7 @@ describe('training scenarios, driven to their end', () => {
 
   it('2. 72 hours mis-aggregated', async () => {
     await load(2);
-    const flags = ['order-daily-mart', '--from', '2026-07-20', '--to', '2026-07-23', '--run-id', 'train-2'];
-    await ok([...flags, '--dry-run']);
-    await signOff(ws, 'train-2', 'sandbox-lead');
-    await ok(flags);
+    await manualRun('order-daily-mart', '2026-07-20', '2026-07-23', 'train-2');
     await expectFixed(2);
   });
 
@@ -263,7 +274,8 @@ describe('training scenarios, driven to their end', () => {
     const flags = ['order-daily-mart', '--from', '2026-06-01', '--to', '2026-07-01', '--run-id', 'train-5', '--sleep-ms', '150'];
     await ok([...flags, '--dry-run']);
     await signOff(ws, 'train-5', 'sandbox-lead');
-    const first = startCli(ws, flags);
+    await heldAfterCanary(flags);
+    const first = startCli(ws, ['--resume', '--run-id', 'train-5']);
     await new Promise<void>((resolve) => {
       let seen = '';
       first.child.stdout?.on('data', (d: Buffer) => {
@@ -294,7 +306,8 @@ describe('training scenarios, driven to their end', () => {
     ];
     await ok([...flags, '--dry-run']);
     await signOff(ws, 'train-6', 'sandbox-lead');
-    const run = startCli(ws, flags);
+    await heldAfterCanary(flags);
+    const run = startCli(ws, ['--resume', '--run-id', 'train-6']);
     await new Promise<void>((resolve) => {
       let seen = '';
       run.child.stdout?.on('data', (d: Buffer) => {
@@ -335,8 +348,13 @@ describe('training scenarios, driven to their end', () => {
         'the CSV objects of partition 2026-07-06 (s3://sandbox-lake/partner/settlements/dt=2026-07-06/settlements_20260706.csv) read as ONE column',
       );
       expect(nightly?.stderr).toContain('set source.csv.delimiter: ";"');
-      for (const r of fix) expect(r.code, r.stdout + r.stderr).toBe(0);
-      expect(fix.at(-1)?.stdout).toContain('Run partner-reload-2026-07-06 succeeded: 2 published, 0 failed, 0 pending, 800 rows');
+      const [held, resumed] = fix.slice(-2);
+      for (const r of fix.slice(0, -2)) expect(r.code, r.stdout + r.stderr).toBe(0);
+      // Manual tier: the first day is the canary; the printed steps continue after it.
+      expect(held?.code, held?.stdout).toBe(3);
+      expect(held?.stdout).toContain('Canary: 1 partition(s) written');
+      expect(resumed?.code, resumed?.stdout).toBe(0);
+      expect(resumed?.stdout).toContain('Run partner-reload-2026-07-06 succeeded: 2 published, 0 failed, 0 pending, 800 rows');
 
       expect(await settlementDays(servers.pg)).toEqual(all);
       for (const day of ['2026-07-06', '2026-07-07']) expect(await tableEqualsFile(servers, day)).toEqual({ rows: 400, equal: true });
@@ -393,6 +411,103 @@ describe('training scenarios, driven to their end', () => {
     } finally {
       await servers.close();
     }
+  });
+});
+
+describe('training scenarios 8 and 9: what the dry run asks', () => {
+  const purged = 'source-gone: 3 partition(s) whose source is no longer there: 2026-06-08, 2026-06-09, 2026-06-10';
+
+  it('8. the source purged for part of the range: the whole range is refused; recomputed around the three days, it is fixed', async () => {
+    await load(8);
+    const whole = await runCli(ws, ['order-daily-mart', '--from', '2026-06-01', '--to', '2026-06-16', '--run-id', 'train-8', '--dry-run']);
+    expect(whole.code, whole.stderr).toBe(4);
+    expect(whole.stdout).toContain(purged);
+    await manualRun('order-daily-mart', '2026-06-01', '2026-06-08', 'train-8-a');
+    const half = await runCli(ws, sandbox('check', '8'));
+    expect(half.code).toBe(1);
+    expect(half.stdout).toContain('✓ the purged days keep their rows: ');
+    expect(half.stdout).toMatch(
+      /✗ target reconciles with the source: mart\.mart_order_daily differs from the source over 2026-06-11 → 2026-06-16/,
+    );
+    await manualRun('order-daily-mart', '2026-06-11', '2026-06-16', 'train-8-b');
+    await expectFixed(8);
+  });
+
+  it('8. the wrong fix, accepting the purge: the source sanity gate still refuses empty days; had they gone, the check names them', async () => {
+    await load(8);
+    const accepted = [
+      'order-daily-mart',
+      '--from',
+      '2026-06-01',
+      '--to',
+      '2026-06-16',
+      '--accept-purged',
+      '2026-06-08,2026-06-09,2026-06-10',
+      '--run-id',
+      'train-8-wrong',
+    ];
+    const dry = await runCli(ws, [...accepted, '--dry-run']);
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stdout).toMatch(/warn {2}source-gone: 3 partition\(s\) whose source is no longer there/);
+    await signOff(ws, 'train-8-wrong', 'sandbox-lead');
+    const run = await runCli(ws, accepted);
+    expect(run.code).toBe(4);
+    expect(run.stderr).toContain('source sanity check row_count_outlier(orders) failed: 3 outlier partition(s): 2026-06-08: 0 rows');
+    // What such a run would have left: the three days' rows gone.
+    const servers = await sandboxServers();
+    try {
+      await servers.pg.query(`delete from mart.mart_order_daily where order_date between '2026-06-08' and '2026-06-10'`);
+    } finally {
+      await servers.close();
+    }
+    const check = await runCli(ws, sandbox('check', '8'));
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain(
+      "✗ the purged days keep their rows: 2026-06-08, 2026-06-09, 2026-06-10 lost their rows: the source cannot give them back (restore them from the run's snapshot)",
+    );
+  });
+
+  it("9. closed billing periods: June's invoiced days are refused; July alone is recomputed and it is fixed", async () => {
+    await load(9);
+    const whole = await runCli(ws, [
+      'refund-reason-daily',
+      '--from',
+      '2026-06-20',
+      '--to',
+      '2026-07-11',
+      '--run-id',
+      'train-9',
+      '--dry-run',
+    ]);
+    expect(whole.code, whole.stderr).toBe(4);
+    expect(whole.stdout).toContain('closed-partition: 11 closed partition(s): 2026-06-20, 2026-06-21');
+    expect(whole.stdout).toContain('closed: refunds already invoiced to the payment partner (the workspace config: its probe lists it)');
+    await manualRun('refund-reason-daily', '2026-07-01', '2026-07-11', 'train-9-july');
+    await expectFixed(9);
+  });
+
+  it("9. the wrong fix: overwriting the invoiced days with a lead's sign-off — the check names what no longer matches the invoice", async () => {
+    await load(9);
+    const june = Array.from({ length: 11 }, (_, i) => `2026-06-${String(20 + i)}`).join(',');
+    const flags = [
+      'refund-reason-daily',
+      '--from',
+      '2026-06-20',
+      '--to',
+      '2026-07-11',
+      '--overwrite-closed',
+      june,
+      '--run-id',
+      'train-9-wrong',
+    ];
+    expect((await runCli(ws, [...flags, '--dry-run'])).code).toBe(0);
+    await signOff(ws, 'train-9-wrong', 'sandbox-lead');
+    await heldAfterCanary(flags);
+    await ok(['--resume', '--run-id', 'train-9-wrong']);
+    const check = await runCli(ws, sandbox('check', '9'));
+    expect(check.code).toBe(1);
+    expect(check.stdout).toContain("✗ June's invoiced days are as invoiced: the invoiced days changed since they were invoiced");
+    expect(check.stdout).toContain('✗ no run rewrote an invoiced day: 2026-06-20 by train-9-wrong');
   });
 });
 

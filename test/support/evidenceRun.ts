@@ -12,6 +12,8 @@ import { ensureIdentity, requestSignoff, signRequest, TEST_PASSPHRASE } from './
 import { makeWorkspace, orderMartJob, pgConfig, runCli, type CliResult, type Workspace } from './workspace.ts';
 
 export const RANGE = ['--from', '2026-05-01', '--to', '2026-05-06'];
+/** The evidence tests follow one uninterrupted run: no canary hold (test/integration/canary.test.ts has it). */
+export const NO_CANARY = ['--canary', '0'];
 
 export interface SignedRun {
   db: TestDatabase;
@@ -43,7 +45,7 @@ export async function signedRun(prefix: string, runId = 'bf-ev-1'): Promise<Sign
   const { db, ws } = await makeEvidenceWorkspace(prefix);
   await ensureIdentity(ws, 'alice', 'lead');
   await ensureIdentity(ws, 'bob', 'operator');
-  await cli(ws, ['order-daily-mart', ...RANGE, '--run-id', runId, '--reason', 'refund mapping bug', '--dry-run']);
+  await cli(ws, ['order-daily-mart', ...RANGE, ...NO_CANARY, '--run-id', runId, '--reason', 'refund mapping bug', '--dry-run']);
   await cli(ws, [
     'signoff',
     'import',
@@ -52,6 +54,7 @@ export async function signedRun(prefix: string, runId = 'bf-ev-1'): Promise<Sign
   await cli(ws, [
     'order-daily-mart',
     ...RANGE,
+    ...NO_CANARY,
     '--run-id',
     runId,
     '--reason',

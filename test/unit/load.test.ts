@@ -196,7 +196,7 @@ describe('parseYamlFile: problems in the file', () => {
       name: 'unknown field, far from any, lists the allowed ones',
       text: job('owner_team: data\n'),
       message:
-        'FILE: unknown field "owner_team" (allowed: name, description, unit, timezone, classification, source, target, write_mode, validation, quality)',
+        'FILE: unknown field "owner_team" (allowed: name, description, unit, timezone, classification, source, target, write_mode, validation, quality, retention, closed_partitions, red_flags)',
     },
     {
       name: 'misspelt field inside a quality rule of some kind',

@@ -50,6 +50,10 @@ const plan: Plan = planSchema.parse({
     panic_file: '/tmp/panic',
   },
   requested_by: 'alice',
+  canary: 2,
+  accept_purged: ['2026-05-03'],
+  overwrite_closed: ['2026-05-04'],
+  acknowledge: [{ flag: 'same-code', reason: 'edited by hand' }],
 });
 
 /** For each flag: a command line that repeats the plan, and one that contradicts it. */
@@ -76,6 +80,10 @@ const CASES: Record<string, [repeat: string, contradict: string]> = {
   '--panic-file': ['/tmp/panic', '/tmp/other'],
   '--reason': ['refund mapping bug', 'another reason'],
   '--requested-by': ['alice', 'bob'],
+  '--canary': ['2', '0'],
+  '--accept-purged': ['2026-05-03', '2026-05-05'],
+  '--overwrite-closed': ['2026-05-04', '2026-05-06'],
+  '--acknowledge': ['same-code:edited by hand', 'abnormal-size:a campaign day'],
 };
 
 describe('the table of plan flags', () => {
@@ -103,7 +111,7 @@ describe('the table of plan flags', () => {
     expect(error).toBeInstanceOf(InputError);
     const e = error as InputError;
     expect(e.details).toMatchObject({ file: 'plan.yaml', field: flag });
-    const shown = (v: string) => (flag === '--no-run-window' ? v.split('-')[0] : v);
+    const shown = (v: string) => (flag === '--no-run-window' ? v.split('-')[0] : flag === '--acknowledge' ? v.split(':')[0] : v);
     expect(e.message).toContain(`${flag} `);
     expect(e.message).toContain(shown(contradict) ?? contradict);
     expect(e.message).toContain(shown(repeat) ?? repeat);

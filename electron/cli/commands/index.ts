@@ -11,6 +11,7 @@ export const COMMANDS: readonly { names: readonly string[]; load: () => Promise<
   { names: ['prove'], load: async () => (await import('./prove.ts')).registerProve },
   { names: ['status'], load: async () => (await import('./status.ts')).registerStatus },
   { names: ['tune'], load: async () => (await import('./tune.ts')).registerTune },
+  { names: ['abandon'], load: async () => (await import('./abandon.ts')).registerAbandon },
   { names: ['notify'], load: async () => (await import('./notify.ts')).registerNotify },
   { names: ['sandbox'], load: async () => (await import('./sandbox.ts')).registerSandbox },
   {

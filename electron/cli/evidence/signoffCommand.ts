@@ -2,13 +2,15 @@
 import { InputError } from '../../../shared/errors.ts';
 import { LIMITS } from '../../../shared/limits.ts';
 import { approvalOf, describeApproval, type ApprovalSnapshot } from '../../../shared/approval.ts';
-import { redFlags } from '../../../shared/redFlags.ts';
+import { redFlags, signedFlags } from '../../../shared/redFlags.ts';
 import { jobSchema, planSchema, type Job } from '../../../shared/schemas.ts';
 import type { Tier } from '../../../shared/tier.ts';
 import { approvalFor } from '../../engine/runbook/approval.ts';
 import { jobSummary } from '../../engine/runbook/planning.ts';
 import { preparePlan } from '../../engine/runbook/prepare.ts';
 import { shortFingerprint } from '../../engine/evidence/keys.ts';
+import type { ImpactGraph } from '../../../shared/impact.ts';
+import { formatImpact } from '../dryRunReport.ts';
 import { evidenceRepos } from '../../engine/evidence/repos.ts';
 import { checkRequest, parseJsonFile, readSignatureFile, signoffRequestSchema, signRequest } from '../../engine/evidence/signoff.ts';
 import { buildSignoffRequest, planHashForRequest } from '../../engine/evidence/signoffRequest.ts';
@@ -100,7 +102,7 @@ export async function sign(file: string, opts: SignOptions): Promise<ExitCode> {
 function describeRequest(r: ReturnType<typeof signoffRequestSchema.parse>): string {
   const plan = planSchema.parse(r.plan);
   const job = jobSchema.parse(r.job);
-  const body = JSON.parse(r.impact.bodyJson) as { partitions?: unknown[] };
+  const body = JSON.parse(r.impact.bodyJson) as { partitions?: unknown[]; impact?: ImpactGraph };
   const partitions = body.partitions?.length ?? 0;
   const approval = approvalOf({
     plan,
@@ -108,7 +110,7 @@ function describeRequest(r: ReturnType<typeof signoffRequestSchema.parse>): stri
     summary: r.summary,
     tier: r.tier,
     partitions,
-    flags: redFlags({ plan, job, partitionCount: partitions, dryRunOnRecord: true, tier: r.tier as Tier }),
+    flags: signedFlags(redFlags({ plan, job, partitionCount: partitions, dryRunOnRecord: true, tier: r.tier as Tier }), body),
     dryRun: { evidenceId: r.impact.evidenceId, createdAt: r.impact.createdAt, impactHash: r.impactHash, body },
     snapshot: snapshotOf(r.approves?.snapshot),
   });
@@ -116,6 +118,12 @@ function describeRequest(r: ReturnType<typeof signoffRequestSchema.parse>): stri
     `Sign-off request ${r.requestId} from ${r.requestedBy} (${r.createdAt}); every hash checked:`,
     `  plan ${r.planHash}, job ${r.jobHash}, dry run sha256 ${r.impactHash}`,
     ...describeApproval(approval).map((line) => `  ${line}`),
+    // What the run affects, as the dry run derived it (the hashed body carries the graph).
+    ...(body.impact
+      ? formatImpact(body.impact)
+          .split('\n')
+          .map((l) => `  ${l}`)
+      : []),
   ].join('\n');
 }
 

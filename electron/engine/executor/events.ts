@@ -29,7 +29,7 @@ export type ExecutorEvent =
       reason: string | null;
     };
 
-export type RunOutcomeStatus = 'succeeded' | 'failed' | 'paused' | 'halted';
+export type RunOutcomeStatus = 'succeeded' | 'failed' | 'paused' | 'halted' | 'canary';
 
 export interface RunOutcome {
   runId: string;

@@ -25,7 +25,7 @@ export interface RunMetrics {
   validationDiffRatio: number | null;
 }
 
-const STOPPED = new Set(['paused', 'halted', 'failed', 'succeeded']);
+const STOPPED = new Set(['paused', 'halted', 'canary', 'abandoned', 'failed', 'succeeded']);
 
 export function runMetrics(store: Store, runId: string, now: Date = new Date()): RunMetrics {
   const run = store.runs.get(runId);

@@ -43,6 +43,12 @@ export interface RunnerOptions {
   /** runs once the run's lease is ours, before anything else (a resume's retune is recorded here) */
   onLeased?: () => void;
   onEvent?: (event: ExecutorEvent) => void;
+  /**
+   * Hold the run after its canary (runbook/canary.ts): only the first `size` partitions are
+   * written; once they are published and reconciled, `onHeld` compares them and the run stops
+   * in `canary` until the operator continues (a resume) or abandons it.
+   */
+  canary?: { size: number; onHeld: () => Promise<string> };
 }
 
 interface LiveSettings {
@@ -115,8 +121,10 @@ export class Runner {
       const resumed = run.status !== 'planned';
       await this.resolveInFlight(run);
       const queue = this.selectWork();
+      this.holdAfterCanary(queue);
       const settings = this.settings();
-      store.runs.setStatus(runId, 'running', { actor, event: resumed ? 'run.resumed' : 'run.started' });
+      const event = run.status === 'canary' ? 'run.canary-continued' : resumed ? 'run.resumed' : 'run.started';
+      store.runs.setStatus(runId, 'running', { actor, event });
       if (run.status === 'running') {
         // Left 'running' by a crash: no status change to record, but the resume is an event.
         store.audit.append({
@@ -148,6 +156,19 @@ export class Runner {
       this.recordQuietly(() => store.runs.releaseLease(runId, this.owner));
       await target.close();
       await this.options.monitor?.close();
+    }
+  }
+
+  private canaryHeld = false;
+
+  /** With a canary, only its partitions are queued; the rest wait for the operator's go. */
+  private holdAfterCanary(queue: PartitionRecord[]): void {
+    const canary = this.options.canary;
+    if (!canary) return;
+    const room = Math.max(0, canary.size - this.options.store.partitions.countByStatus(this.options.runId).published);
+    if (queue.length > room) {
+      queue.splice(room);
+      this.canaryHeld = true;
     }
   }
 
@@ -533,6 +554,11 @@ export class Runner {
     } else if (counts.failed > 0) {
       status = 'failed';
       reason = `${counts.failed} partition(s) failed`;
+    } else if (this.canaryHeld && this.options.canary) {
+      // The canary's partitions are verified like a finished run's before anyone looks at them.
+      const problems = await this.reconcile();
+      status = problems === 0 ? 'canary' : 'failed';
+      reason = problems === 0 ? await this.options.canary.onHeld() : `${problems} canary partition(s) did not reconcile`;
     } else {
       const problems = await this.reconcile();
       status = problems === 0 ? 'succeeded' : 'failed';

@@ -156,6 +156,8 @@ export function outcomeMessage(r: RunFacts, o: RunOutcome, reconciliation: { ok:
       });
     case 'paused':
       return null; // an operator's own pause: they know
+    case 'canary':
+      return null; // held after its canary, as the plan asked: the operator who started it reads the comparison
   }
 }
 

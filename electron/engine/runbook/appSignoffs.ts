@@ -18,6 +18,7 @@ import { approvalFor } from './approval.ts';
 import type { RunContext } from './planning.ts';
 import { assertJobUnchanged } from './planning.ts';
 import { contextOf, type EngineScope } from './scope.ts';
+import { signoffRequired } from './signoffGate.ts';
 import { keysDir } from './workspace.ts';
 
 export function signoffStatus(scope: EngineScope, ctx: RunContext): SignoffView {
@@ -34,7 +35,7 @@ export function signoffStatus(scope: EngineScope, ctx: RunContext): SignoffView 
   const judged = signoffs.forPlan(planHash).map((s) => ({ s, problem: signoffProblem(s, rules) }));
   const valid = judged.find((j) => j.problem === null)?.s;
   return {
-    required: ctx.prepared.tier === 'manual',
+    required: signoffRequired(ctx.prepared).required,
     valid: valid ? { id: valid.id, signer: valid.signer, signedAt: valid.signedAt, comment: valid.comment } : null,
     problems: judged.flatMap((j) => (j.problem === null ? [] : [j.problem])),
     planHash,

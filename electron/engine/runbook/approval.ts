@@ -4,6 +4,7 @@
  * the sign-off request file and the CLI's request all take it from here.
  */
 import { approvalOf, type Approval } from '../../../shared/approval.ts';
+import { signedFlags } from '../../../shared/redFlags.ts';
 import { findSnapshot } from '../snapshot/index.ts';
 import type { Store } from '../store/index.ts';
 import { jobSummary } from './planning.ts';
@@ -18,7 +19,7 @@ export function approvalFor(store: Store, prepared: PreparedPlan, runId: string)
     summary: prepared.summary,
     tier: prepared.tier,
     partitions: prepared.partitions.length,
-    flags: prepared.flags,
+    flags: signedFlags(prepared.flags, dry?.body),
     dryRun: dry ? { evidenceId: dry.id, createdAt: dry.createdAt, impactHash: dry.bodySha256, body: dry.body } : null,
     snapshot: snapshot
       ? {

@@ -3,7 +3,7 @@
  * passes the same gates, gets the same stop conditions and failure limits and the same retune
  * rules whoever starts it: gates → config → target → (record | retune) → runner.
  */
-import { InputError } from '../../../shared/errors.ts';
+import { GateError, InputError } from '../../../shared/errors.ts';
 import type { Config, Job, Plan } from '../../../shared/schemas.ts';
 import type { ExecutorEvent } from '../executor/events.ts';
 import { Runner, type Reprocess } from '../executor/runner.ts';
@@ -12,7 +12,9 @@ import type { SanityReport } from '../safety/sanity.ts';
 import { StopConditions, expectedRowsFrom } from '../safety/stopConditions.ts';
 import type { Store } from '../store/index.ts';
 import { backfillApplicationName } from '../targets/postgres/partitionTarget.ts';
+import { canaryHold } from './canary.ts';
 import { checkExecutionGates } from './gates.ts';
+import type { Answers } from './questions.ts';
 import { jobChanged } from './planning.ts';
 import { openTarget, recordRun, type PreparedPlan } from './prepare.ts';
 import { effectivePlan, retuneFor, type PlanChange } from './retune.ts';
@@ -67,13 +69,28 @@ export async function openExecution(req: ExecutionRequest): Promise<Execution> {
         hint: 'a signed plan never changes: pick a new run id, or resume the run as planned',
       });
     if (run.jobHash !== prepared.jobHash) throw jobChanged(run);
+    if (run.status === 'abandoned')
+      throw new GateError(`run "${runId}" was abandoned after its canary: it writes nothing more`, [
+        run.haltReason ?? 'abandoned by the operator',
+        "plan a new run with a new run id once the canary's problem is fixed",
+      ]);
     if (run.status === 'succeeded' && (req.reprocess ?? 'missing') === 'missing') return { status: 'done', runId };
   }
   const current = run ? effectivePlan(prepared.plan, run.settings) : prepared.plan;
   const retune = run && req.changes ? retuneFor(runId, current, req.changes) : null;
   const plan = retune ? effectivePlan(current, retune.settings) : current;
 
-  await checkExecutionGates({ prepared, store, config: req.config, operator: actor, env: req.env, onSanity: req.onSanity });
+  let answers: Answers | undefined;
+  await checkExecutionGates({
+    prepared,
+    store,
+    config: req.config,
+    operator: actor,
+    env: req.env,
+    onSanity: req.onSanity,
+    executed: plan,
+    onQuestions: (a) => (answers = a),
+  });
   const config = configForPlan(req.config, prepared.job, plan);
   // Before anything is recorded: a probe whose token is not set, or whose SQL is not one
   // read-only SELECT, is a configuration error (exit 2) that leaves no run behind.
@@ -83,6 +100,7 @@ export async function openExecution(req: ExecutionRequest): Promise<Execution> {
     await monitor.check();
     await target.prepare();
     if (!run) recordRun(store, prepared, actor, req.sandbox);
+    recordAccepted(store, prepared, answers, actor);
     // Recorded once the lease is ours: a resume refused because another executor drives the run
     // must not retune that executor behind its back.
     const onLeased = retune
@@ -148,6 +166,7 @@ function stopConditionsFor(s: MonitorSetup): StopConditions {
 
 interface RunnerSetup {
   store: Store;
+  prepared: PreparedPlan;
   job: Job;
   plan: Plan;
   target: PartitionTarget;
@@ -170,6 +189,24 @@ function createRunner(s: RunnerSetup): Runner {
     monitor,
     onEvent: s.onEvent,
     onLeased: s.onLeased,
+    canary: canaryHold(s.store, s.prepared, s.target, s.actor),
+  });
+}
+
+/**
+ * What the run does on purpose that a red flag would otherwise refuse — partitions whose source
+ * is gone deleted (accept_purged), closed partitions overwritten, flags acknowledged — kept as
+ * evidence of this execution, before it writes, so the note says it was meant.
+ */
+function recordAccepted(store: Store, prepared: PreparedPlan, answers: Answers | undefined, actor: string): void {
+  const accepted = (answers?.partitions ?? []).filter((f) => f.accepted !== undefined);
+  if (accepted.length === 0) return;
+  store.evidence.add({
+    runId: prepared.plan.request_id,
+    planHash: prepared.planHash,
+    kind: 'accepted-flags',
+    body: { flags: accepted, deleted: accepted.filter((f) => f.code === 'source-gone').map((f) => f.key) },
+    actor,
   });
 }
 

@@ -5,13 +5,15 @@
  */
 import { GateError } from '../../../shared/errors.ts';
 import { blocking } from '../../../shared/redFlags.ts';
-import type { Config } from '../../../shared/schemas.ts';
+import type { Config, Plan } from '../../../shared/schemas.ts';
 import type { Store } from '../store/index.ts';
 import type { PreparedPlan } from './prepare.ts';
 import type { SanityReport } from '../safety/sanity.ts';
 import { sanityGate } from '../safety/sanityGate.ts';
 import { signoffGate } from './signoffGate.ts';
 import { prefixGate } from './prefixGate.ts';
+import { questionsGate } from './questionsGate.ts';
+import type { Answers } from './questions.ts';
 import { checkJobSql } from '../sql/jobSql.ts';
 
 export interface GateContext {
@@ -24,14 +26,20 @@ export interface GateContext {
   env?: NodeJS.ProcessEnv;
   /** sees the source sanity report the gate takes (the CLI prints it; it is kept as evidence) */
   onSanity?: (report: SanityReport) => void;
+  /** the plan as it will execute: the signed one with a resume's retuned throttle and thresholds */
+  executed?: Plan;
+  /** sees the dry run's questions as the questions gate answered them (accepted flags are kept as evidence) */
+  onQuestions?: (answers: Answers) => void;
 }
 
 export type Gate = (ctx: GateContext) => Promise<string[]> | string[];
 
-const redFlagGate: Gate = ({ prepared }) => blocking(prepared.flags).map((f) => `red flag ${f.code}: ${f.message}`);
+// Partition flags (retention) are the questions gate's to report, asked over the partitions still to write.
+const redFlagGate: Gate = ({ prepared }) =>
+  blocking(prepared.flags.filter((f) => !f.partitions)).map((f) => `red flag ${f.code}: ${f.message}`);
 
 /** Add a gate here; keep each in its own module when it grows. */
-export const GATES: readonly Gate[] = [redFlagGate, sanityGate, signoffGate, prefixGate];
+export const GATES: readonly Gate[] = [redFlagGate, questionsGate, sanityGate, signoffGate, prefixGate];
 
 export async function checkExecutionGates(ctx: GateContext, gates: readonly Gate[] = GATES): Promise<void> {
   // Not a gate but bad input (exit 2), before any gate touches a server: SQL that could write.

@@ -7,6 +7,7 @@ import type { Partition } from '../../../shared/partitions.ts';
 import { describeRange, partitionRange, rangeDays } from '../../../shared/partitions.ts';
 import type { RedFlag } from '../../../shared/redFlags.ts';
 import { redFlags } from '../../../shared/redFlags.ts';
+import { planListProblem } from '../../../shared/partitionFlags.ts';
 import type { Config, Job, Plan, WriteMode } from '../../../shared/schemas.ts';
 import { isPostgresJob } from '../../../shared/schemas.ts';
 import type { Tier } from '../../../shared/tier.ts';
@@ -53,7 +54,17 @@ export function preparePlan(job: Job, plan: Plan, store: Store): PreparedPlan {
     idempotencyProven: idempotencyProven(store, job, plan.write_mode),
   });
   const dryRunOnRecord = store.evidence.latest({ planHash: hash, kind: 'dry-run' }) !== undefined;
-  const flags = redFlags({ plan, job, partitionCount: partitions.length, dryRunOnRecord, tier });
+  const listProblem = planListProblem(plan, partitions);
+  if (listProblem)
+    throw new InputError(
+      `${listProblem.field} names partition ${listProblem.value}, which is not in the range ${describeRange(partitions, job.unit)}`,
+      {
+        field: listProblem.field,
+        value: listProblem.value,
+        hint: `use partition keys of the range, as the dry run lists them (e.g. ${partitions[0]?.key ?? '2026-05-01'})`,
+      },
+    );
+  const flags = redFlags({ plan, job, partitionCount: partitions.length, dryRunOnRecord, tier, partitions, now: new Date() });
   return {
     plan,
     planHash: hash,

@@ -16,7 +16,9 @@ import { createAppSecrets, type AppSecretsService } from './appSecrets.ts';
 import { createExecutions } from './execution.ts';
 import { evidenceById, listRuns, runDetail } from './history.ts';
 import { runStory } from './runStory.ts';
-import { createPlan, jobSummary, listJobs } from './planning.ts';
+import { createPlan, jobSummary, listJobs, runSummary } from './planning.ts';
+import { abandonRun, canaryView } from './canary.ts';
+import { downstreamPlansOf } from './downstream.ts';
 import { contextOf, type EngineScope } from './scope.ts';
 import type { SecretBox } from './secrets.ts';
 import { dryRunStep, recordedSteps, runbookView, sanityStep, snapshotStep } from './steps.ts';
@@ -125,7 +127,11 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
     },
     runbook: {
       get: ({ runId }) => runbookView(scope(), runId),
-      recorded: ({ runId }) => ({ ...recordedSteps(scope(), runId), comparison: latestComparison(scope(), runId) }),
+      recorded: ({ runId }) => ({
+        ...recordedSteps(scope(), runId),
+        comparison: latestComparison(scope(), runId),
+        canary: canaryView(scope().store, runId),
+      }),
       sanity: ({ runId }) => sanityStep(scope(), runId),
       snapshot: ({ runId }) => snapshotStep(scope(), runId),
       dryRun: ({ runId }) => dryRunStep(scope(), runId),
@@ -142,8 +148,13 @@ export function createRunbookService(opts: ServiceOptions): RunbookService {
       start: ({ runId, reprocess }) => executions.start(runId, reprocess),
       pause: ({ runId }) => executions.pause(runId),
       stop: ({ runId }) => executions.stop(runId),
+      abandon: ({ runId, reason }) => {
+        if (executions.isLive(runId)) throw new GateError(`run ${runId} is executing in this app`, ['stop it first']);
+        return runSummary(abandonRun(current.store, runId, actor, reason));
+      },
       compare: ({ runId }) => compareStep(scope(), runId),
       close: (args) => closeStep(scope(), args),
+      downstreamPlans: ({ runId }) => downstreamPlansOf(scope(), runId),
       note: ({ runId, format, signer, passphrase }) => noteFile(scope(), runId, format, signer, passphrase),
     },
     history: {

@@ -6,9 +6,18 @@
 import { evidenceRepos } from '../evidence/repos.ts';
 import { operatorName, signoffProblem } from '../evidence/signoffRules.ts';
 import type { Gate } from './gates.ts';
+import type { PreparedPlan } from './prepare.ts';
+
+/** A lead signs a manual-tier plan, and any plan that overwrites closed partitions on purpose. */
+export function signoffRequired(prepared: PreparedPlan): { required: boolean; why: string } {
+  if (prepared.tier === 'manual') return { required: true, why: 'manual tier' };
+  if ((prepared.plan.overwrite_closed ?? []).length > 0) return { required: true, why: 'the plan overwrites closed partitions' };
+  return { required: false, why: `${prepared.tier} tier` };
+}
 
 export const signoffGate: Gate = ({ prepared, store, operator }) => {
-  if (prepared.tier !== 'manual') return [];
+  const need = signoffRequired(prepared);
+  if (!need.required) return [];
   const { identities, signoffs } = evidenceRepos(store);
   const { planHash, jobHash } = prepared;
   const requestId = prepared.plan.request_id;
@@ -34,7 +43,7 @@ export const signoffGate: Gate = ({ prepared, store, operator }) => {
     );
   }
   return [
-    `lead sign-off: manual tier needs a lead's sign-off, and none is on record for plan ${short}… (request ${requestId}): ` +
+    `lead sign-off: ${need.why === 'manual tier' ? 'manual tier needs' : `${need.why}, which needs`} a lead's sign-off, and none is on record for plan ${short}… (request ${requestId}): ` +
       `export a request with \`run-backfill signoff request --run-id ${requestId} > req.json\`, have a lead sign it ` +
       '(`run-backfill sign req.json --identity LEAD > sig.json`), then `run-backfill signoff import sig.json`',
   ];

@@ -5,9 +5,10 @@
  */
 import type { DryRunView, PartitionCell, RunbookView, SanityView, SnapshotView } from '../../../shared/contractTypes.ts';
 import { GateError } from '../../../shared/errors.ts';
-import { totalKeyChange, type KeyChange } from '../../../shared/keyChange.ts';
+import { totalKeyChange } from '../../../shared/keyChange.ts';
 import { runbookSteps, stepOpen, STEP_TITLES, type StepFacts, type StepId, type StepView } from '../../../shared/runbookSteps.ts';
-import { dryRun } from './dryRun.ts';
+import { dryRun, type DryRunBody } from './dryRun.ts';
+import { mergeFlags, type RedFlag } from '../../../shared/redFlags.ts';
 import { notifyDryRunReady } from '../notify/dryRunReady.ts';
 import { runSanityChecks, type SanityResult } from '../safety/sanity.ts';
 import { findSnapshot, takeSnapshot } from '../snapshot/index.ts';
@@ -96,6 +97,18 @@ export function partitionCell(p: PartitionRecord): PartitionCell {
   };
 }
 
+/** The plan's flags and the latest dry run's answers (its per-partition flags replace the plan's early ones). */
+function viewFlags(scope: EngineScope, ctx: RunContext): RedFlag[] {
+  const body = current(scope.store, ctx, 'dry-run')?.body as DryRunBody | undefined;
+  const plan = ctx.prepared.flags;
+  return body?.redFlags
+    ? mergeFlags(
+        plan.filter((f) => !f.partitions),
+        body.redFlags,
+      )
+    : plan;
+}
+
 export function runbookView(scope: EngineScope, runId: string): RunbookView {
   const ctx = contextOf(scope, runId);
   const { prepared } = ctx;
@@ -106,7 +119,7 @@ export function runbookView(scope: EngineScope, runId: string): RunbookView {
     summary: prepared.summary,
     tier: prepared.tier,
     tierReasons: prepared.tierReasons,
-    flags: prepared.flags,
+    flags: viewFlags(scope, ctx),
     steps: stepsOf(scope, ctx),
     live: scope.isLive(runId),
     partitions: scope.store.partitions.list(runId).map(partitionCell),
@@ -159,41 +172,52 @@ export async function dryRunStep(scope: EngineScope, runId: string): Promise<Dry
   const { config, env } = engineConfig(scope);
   const total = ctx.prepared.partitions.length;
   const target = openTarget(config, ctx.job, ctx.plan.write_mode, env, scope.store);
-  const result = await dryRun(ctx.prepared, target, scope.store, (row, index) =>
-    scope.emit({ kind: 'step', runId, at: now(), step: 'dry-run', done: index + 1, total, key: row.partition.key }),
-  );
+  const result = await dryRun({
+    prepared: ctx.prepared,
+    target,
+    store: scope.store,
+    config,
+    env,
+    jobsDir: scope.workspace.info.jobsDir,
+    onRow: (row, index) => scope.emit({ kind: 'step', runId, at: now(), step: 'dry-run', done: index + 1, total, key: row.partition.key }),
+  });
+  const body: DryRunBody = {
+    jobHash: ctx.prepared.jobHash,
+    summary: ctx.prepared.summary,
+    tier: ctx.prepared.tier,
+    partitions: result.rows,
+    flags: result.answers.partitions,
+    redFlags: result.answers.flags,
+    estimate: result.answers.estimate,
+    impact: result.impact,
+  };
   // Told in the background: the step's answer does not wait for the notify targets.
   void notifyDryRunReady({ config, env, store: scope.store, prepared: ctx.prepared, rows: result.rows, actor: scope.actor });
-  return dryRunView(ctx, result.evidenceId, result.rows, now(), target.label);
+  return dryRunView(ctx, result.evidenceId, body, now(), target.label);
 }
 
-export function dryRunView(
-  ctx: RunContext,
-  evidenceId: number,
-  rows: {
-    partition: { key: string };
-    source: DryRunView['rows'][number]['source'];
-    target: DryRunView['rows'][number]['target'];
-    change: DryRunView['rows'][number]['change'];
-    keys?: KeyChange;
-  }[],
-  createdAt: string,
-  target: string,
-): DryRunView {
-  const keys = rows.flatMap((r) => (r.keys ? [r.keys] : []));
+/** A dry run on record as the app shows it; one recorded before the questions were asked shows none. */
+export function dryRunView(ctx: RunContext, evidenceId: number, body: DryRunBody, createdAt: string, target: string): DryRunView {
+  const flags = body.flags ?? [];
+  const keys = body.partitions.flatMap((r) => (r.keys ? [r.keys] : []));
   return {
     evidenceId,
     summary: ctx.prepared.summary,
     downstream: ctx.job.classification.downstream,
     target,
-    rows: rows.map((r) => ({
+    rows: body.partitions.map((r) => ({
       key: r.partition.key,
       source: r.source,
       target: r.target,
       change: r.change,
       ...(r.keys ? { keys: r.keys } : {}),
+      ms: typeof r.ms === 'number' ? r.ms : null,
+      flags: flags.filter((f) => f.key === r.partition.key),
     })),
     keys: keys.length > 0 ? totalKeyChange(keys) : null,
+    redFlags: body.redFlags ?? [],
+    estimate: body.estimate ?? null,
+    impact: body.impact ?? null,
     createdAt,
   };
 }
@@ -209,7 +233,7 @@ export function recordedSteps(
   const snap = findSnapshot(store, runId);
   const dry = current(store, ctx, 'dry-run');
   const sanityBody = sanity?.body as { blocked: boolean; results: SanityResult[] } | undefined;
-  const dryBody = dry?.body as { partitions: Parameters<typeof dryRunView>[2] } | undefined;
+  const dryBody = dry?.body as DryRunBody | undefined;
   return {
     sanity:
       sanity && sanityBody
@@ -224,6 +248,6 @@ export function recordedSteps(
           createdAt: snap.createdAt,
         }
       : null,
-    dryRun: dry && dryBody ? dryRunView(ctx, dry.id, dryBody.partitions, dry.createdAt, jobSummary(ctx.job).target) : null,
+    dryRun: dry && dryBody ? dryRunView(ctx, dry.id, dryBody, dry.createdAt, jobSummary(ctx.job).target) : null,
   };
 }

@@ -6,6 +6,7 @@
  * saying which condition fired with the measured value. The no-run window halts at the next
  * partition boundary.
  */
+import { insideWindow, localHhmm } from '../../../shared/runEstimate.ts';
 import { existsSync } from 'node:fs';
 import { checkReadOnlySelect } from '../sql/readOnlySelect.ts';
 import { THROTTLE_DEFAULTS, type Config, type Plan, type StopSettings } from '../../../shared/schemas.ts';
@@ -159,10 +160,9 @@ export class StopConditions implements StopMonitor {
     const w = stop.no_run_window;
     if (!w) return null;
     const zone = w.timezone ?? this.o.timeZone;
-    const hhmm = new Intl.DateTimeFormat('en-GB', { timeZone: zone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(
-      (this.o.now ?? (() => new Date()))(),
-    );
-    const inside = w.from <= w.to ? hhmm >= w.from && hhmm < w.to : hhmm >= w.from || hhmm < w.to;
+    // The same reading of the window as the dry run's peak question (shared/runEstimate.ts).
+    const hhmm = localHhmm((this.o.now ?? (() => new Date()))(), zone);
+    const inside = insideWindow(hhmm, w);
     if (!inside) return null;
     return {
       condition: 'no-run-window',

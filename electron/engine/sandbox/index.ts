@@ -15,7 +15,7 @@ import { openBucket } from '../targets/s3/open.ts';
 import { freePort, startEmbeddedPostgres, type PgServerInfo } from './embeddedPostgres.ts';
 import { SANDBOX_JOBS, sandboxConfig } from './jobs.ts';
 import { startS3Server, type NodeSpawner, type S3ServerInfo } from './s3Server.ts';
-import { seedWarehouse } from './seed.ts';
+import { BILLING_SQL, seedWarehouse } from './seed.ts';
 import { startFailure } from './startFailure.ts';
 
 export interface SandboxWorkspace {
@@ -172,10 +172,15 @@ async function ensureDatabase(info: PgServerInfo): Promise<void> {
     const exists = await query(admin, 'SELECT 1 FROM pg_database WHERE datname = :name', { name: SANDBOX_DATABASE });
     if (exists.rows.length > 0) {
       const probe = await openPg({ ...base, url: sandboxUrl });
-      const seeded = await query<{ t: string | null }>(probe, `SELECT to_regclass('mart.refund_daily')::text AS t`, {}).finally(() =>
-        probe.end(),
-      );
-      if (seeded.rows[0]?.t) return;
+      try {
+        const seeded = await query<{ t: string | null }>(probe, `SELECT to_regclass('mart.refund_daily')::text AS t`, {});
+        if (seeded.rows[0]?.t) {
+          await probe.query(BILLING_SQL); // seeded before billing.invoiced_days existed: the config's probe reads it
+          return;
+        }
+      } finally {
+        await probe.end();
+      }
       await admin.query(`DROP DATABASE ${SANDBOX_DATABASE} WITH (FORCE)`);
     }
     await admin.query(`CREATE DATABASE ${SANDBOX_DATABASE}`);

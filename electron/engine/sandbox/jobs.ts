@@ -219,5 +219,11 @@ connections:
     endpoint: ${s3Endpoint}
     force_path_style: true
     no_sign_request: true
+# Refund days already settled with the payment partner: overwriting them needs the plan to list
+# them (overwrite_closed) and a lead's sign-off. The partner's invoice runs fill billing.invoiced_days.
+closed_partitions:
+  - targets: [mart.refund_daily]
+    reason: refunds already invoiced to the payment partner
+    probe: select day from billing.invoiced_days where day >= :range_start and day < :range_end
 `;
 }

@@ -256,6 +256,7 @@ export const PARTNER_SCENARIO: Scenario = {
     `run-backfill sign ${RUN_ID}.request.json --identity sandbox-lead --out ${RUN_ID}.sig.json`,
     `run-backfill signoff import ${RUN_ID}.sig.json`,
     `run-backfill ${SEMICOLON} --from ${RANGE.from} --to ${RANGE.to} --run-id ${RUN_ID}`,
+    `run-backfill --resume --run-id ${RUN_ID}`,
   ],
   fixed: `Every row of ${BAD.join(' and ')} in ${TABLE} equals the partner's row, the other days and the partner's files are untouched, and the reload run carries its dry run, snapshot, lead sign-off and row-count comparison.`,
   inject,

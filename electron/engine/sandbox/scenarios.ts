@@ -22,7 +22,10 @@ import {
 } from './checks.ts';
 import { LAKE_SCENARIO } from './lakeScenario.ts';
 import { PARTNER_SCENARIO } from './partnerScenario.ts';
+import { PURGED_SCENARIO } from './purgedScenario.ts';
+import { CLOSED_SCENARIO } from './closedScenario.ts';
 import { seedWarehouse } from './seed.ts';
+import { manualSteps, noteStep } from './scenarioSteps.ts';
 
 export type { ScenarioCheck } from './checks.ts';
 
@@ -37,38 +40,6 @@ export interface Scenario extends ScenarioView {
 export interface ScenarioEnv {
   client: PgClient;
   lake: S3Bucket | null;
-}
-
-/**
- * The manual checklist as commands, each one `run-backfill` parses as written (a test runs every
- * scenario's steps through the CLI's own parser): sanity check, snapshot, dry run, sign-off by
- * the sandbox's lead, the run, the note. A note for the reader follows a command after two spaces, in parentheses.
- */
-function manualSteps(p: {
-  job: string;
-  from: string;
-  to: string;
-  runId: string;
-  flags: string;
-  check?: boolean;
-  note?: boolean;
-}): string[] {
-  const range = `--from ${p.from} --to ${p.to}`;
-  const flags = p.flags === '' ? '' : ` ${p.flags}`;
-  return [
-    ...(p.check ? [`run-backfill check ${p.job} ${range}`] : []),
-    `run-backfill snapshot ${p.job} ${range} --run-id ${p.runId}   (back up the partitions about to be overwritten)`,
-    `run-backfill ${p.job} ${range} --run-id ${p.runId}${flags} --dry-run`,
-    `run-backfill signoff request --run-id ${p.runId} --out ${p.runId}.request.json`,
-    `run-backfill sign ${p.runId}.request.json --identity sandbox-lead --out ${p.runId}.sig.json   (the lead; passphrase: see the Training screen)`,
-    `run-backfill signoff import ${p.runId}.sig.json`,
-    `run-backfill ${p.job} ${range} --run-id ${p.runId}${flags}`,
-    ...(p.note === false ? [] : [noteStep(p.runId)]),
-  ];
-}
-
-function noteStep(runId: string): string {
-  return `run-backfill export --run-id ${runId} --format html --out ${runId}.html`;
 }
 
 export const SCENARIOS: readonly Scenario[] = [
@@ -247,6 +218,8 @@ export const SCENARIOS: readonly Scenario[] = [
     },
   },
   PARTNER_SCENARIO,
+  PURGED_SCENARIO,
+  CLOSED_SCENARIO,
 ];
 
 export function scenario(id: number): Scenario {
@@ -261,7 +234,7 @@ export async function loadScenario(env: ScenarioEnv, id: number): Promise<Scenar
   const s = scenario(id);
   if (s.unavailable) throw new Error(`scenario ${id} is not available in this build: ${s.unavailable}`);
   await client.query(
-    'DROP SCHEMA IF EXISTS mart CASCADE; DROP SCHEMA IF EXISTS partner CASCADE; DROP SCHEMA IF EXISTS backfill_runbook CASCADE; DROP SCHEMA IF EXISTS backfill_runbook_snapshots CASCADE; DROP VIEW IF EXISTS refund_timeline; DROP TABLE IF EXISTS refunds, refund_reasons, orders, app_events CASCADE',
+    'DROP SCHEMA IF EXISTS mart CASCADE; DROP SCHEMA IF EXISTS partner CASCADE; DROP SCHEMA IF EXISTS billing CASCADE; DROP SCHEMA IF EXISTS training CASCADE; DROP SCHEMA IF EXISTS backfill_runbook CASCADE; DROP SCHEMA IF EXISTS backfill_runbook_snapshots CASCADE; DROP VIEW IF EXISTS refund_timeline; DROP TABLE IF EXISTS refunds, refund_reasons, orders, app_events CASCADE',
   );
   await seedWarehouse(client);
   await s.inject(env);

@@ -13,6 +13,19 @@ export const ORDERS_PER_DAY = 400;
 /** Deterministic 0..n-1 from a bigint expression. */
 const pick = (expr: string, n: number): string => `(abs(hashint8(${expr})) % ${n})`;
 
+/**
+ * Billing periods already invoiced (the workspace's closed partitions of mart.refund_daily, see
+ * jobs.ts sandboxConfig): empty until a scenario closes some. Idempotent, so a sandbox seeded
+ * before it existed gets it at its next start.
+ */
+export const BILLING_SQL = `
+CREATE SCHEMA IF NOT EXISTS billing;
+CREATE TABLE IF NOT EXISTS billing.invoiced_days (
+  day         date PRIMARY KEY,
+  invoice_run text NOT NULL
+);
+`;
+
 export const SCHEMA_SQL = `
 CREATE TABLE orders (
   order_id    bigint PRIMARY KEY,
@@ -189,6 +202,7 @@ export async function seedWarehouse(client: PgClient): Promise<void> {
   await client.query('BEGIN');
   await client.query(`SET LOCAL TimeZone = 'UTC'`);
   await client.query(SCHEMA_SQL);
+  await client.query(BILLING_SQL);
   await client.query(ordersSql());
   await client.query(REASONS_SQL);
   await client.query(REFUNDS_SQL);

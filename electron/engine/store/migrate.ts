@@ -40,6 +40,26 @@ CREATE TABLE IF NOT EXISTS schema_migrations (
 export function migrateDatabase(db: Database.Database, options: MigrateOptions): MigrationOutcome {
   const { file, migrations = MIGRATIONS, clock = () => new Date() } = options;
   const latest = migrations.at(-1)?.version ?? 0;
+  const current = db.pragma('user_version', { simple: true }) as number;
+  // PRAGMA foreign_keys is a no-op inside a transaction: it is switched before and after.
+  const rebuilds = migrations.some((m) => m.version > current && m.foreignKeysOff === true);
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
+  if (rebuilds) db.pragma('foreign_keys = OFF');
+  try {
+    return apply(db, file, migrations, latest, clock, rebuilds);
+  } finally {
+    if (rebuilds) db.pragma(`foreign_keys = ${foreignKeys ? 'ON' : 'OFF'}`);
+  }
+}
+
+function apply(
+  db: Database.Database,
+  file: string,
+  migrations: readonly Migration[],
+  latest: number,
+  clock: Clock,
+  checkForeignKeys: boolean,
+): MigrationOutcome {
   // Read and write under one write lock: two processes opening a fresh file at once must not
   // both decide to apply 001.
   return db
@@ -67,6 +87,18 @@ export function migrateDatabase(db: Database.Database, options: MigrateOptions):
           );
         }
         record.run(migration.version, migration.name, sha256Hex(migration.sql), clock().toISOString());
+      }
+      if (checkForeignKeys) {
+        const broken = db.pragma('foreign_key_check') as { table: string; rowid: number; parent: string }[];
+        if (broken.length > 0) {
+          const first = broken[0];
+          throw new StoreError(
+            `could not apply the migrations to ${file}: ${broken.length} row(s) would break a foreign key (e.g. ${first?.table} row ${first?.rowid} → ${first?.parent}). ` +
+              `Nothing was changed; the database stays at schema version ${current}.`,
+            'migration',
+            file,
+          );
+        }
       }
       // user_version is written inside the transaction, so it commits or rolls back with the schema.
       db.pragma(`user_version = ${latest}`);

@@ -3,7 +3,8 @@
  * straight from SQLite live in rows.ts and never leave the store.
  */
 
-export const RUN_STATUSES = ['planned', 'running', 'paused', 'halted', 'failed', 'succeeded'] as const;
+/** `canary`: held after its first partitions until the operator continues or abandons it; `abandoned`: for good. */
+export const RUN_STATUSES = ['planned', 'running', 'paused', 'halted', 'canary', 'abandoned', 'failed', 'succeeded'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 
 export const PARTITION_STATUSES = ['pending', 'running', 'validated', 'published', 'failed', 'skipped'] as const;

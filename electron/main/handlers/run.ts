@@ -9,7 +9,9 @@ export function registerRunHandlers(ipc: IpcMainLike, guard: Guard, s: Handlers)
   handle(ipc, guard, 'run:start', s.run.start);
   handle(ipc, guard, 'run:pause', s.run.pause);
   handle(ipc, guard, 'run:stop', s.run.stop);
+  handle(ipc, guard, 'run:abandon', s.run.abandon);
   handle(ipc, guard, 'run:compare', s.run.compare);
   handle(ipc, guard, 'run:close', s.run.close);
+  handle(ipc, guard, 'run:downstreamPlans', s.run.downstreamPlans);
   handle(ipc, guard, 'run:note', s.run.note);
 }

@@ -14,7 +14,7 @@ export interface HistoryRow {
 }
 
 const RUN_EVENTS = /^run\.(created|started|resumed|retuned|paused|halted|failed|succeeded|running)$/;
-const STOPPED = new Set(['paused', 'halted', 'failed', 'succeeded']);
+const STOPPED = new Set(['paused', 'halted', 'canary', 'abandoned', 'failed', 'succeeded']);
 
 export function runHistory(bundle: NoteBundle): HistoryRow[] {
   return bundle.audit

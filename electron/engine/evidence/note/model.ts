@@ -18,6 +18,7 @@ import { metrics, runHistory } from './metrics.ts';
 import { partitionsSection, reconciliationSection } from './partitions.ts';
 import { storySection } from './story.ts';
 import { throttleMetrics, throttleTable } from './throttle.ts';
+import { IMPACT_SECTION, impactSection } from './impactSection.ts';
 
 export type { Table } from './blocks.ts';
 
@@ -25,6 +26,7 @@ export type { Table } from './blocks.ts';
 export const NOTE_SECTIONS = [
   'The story',
   'What changed',
+  IMPACT_SECTION,
   'Comments',
   'Downstream to notify',
   'Checklist',
@@ -48,6 +50,7 @@ type Build = (bundle: NoteBundle, f: NoteFacts, v: BundleVerification) => NoteSe
 const BUILDERS: Record<(typeof NOTE_SECTIONS)[number], Build> = {
   'The story': storySection,
   'What changed': (_b, f) => changeSection(f),
+  [IMPACT_SECTION]: (b) => impactSection(b),
   Comments: commentsSection,
   'Downstream to notify': (_b, f) => downstreamSection(f),
   Checklist: (b, _f, v) => ({ title: 'Checklist', blocks: [{ kind: 'checklist', steps: checklist(b, v) }] }),

@@ -3,6 +3,13 @@ export interface Migration {
   version: number;
   name: string;
   sql: string;
+  /**
+   * The migration rebuilds a table others reference (SQLite's documented way to change a
+   * constraint): foreign keys are switched off around its transaction — with them on, DROP
+   * TABLE would cascade into the referencing rows — and `PRAGMA foreign_key_check` must come
+   * back empty before it commits.
+   */
+  foreignKeysOff?: boolean;
 }
 
 /**

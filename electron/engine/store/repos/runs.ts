@@ -56,7 +56,7 @@ export interface RunsRepo extends RunLeases {
 }
 
 /** Statuses that stop the clock: a run sitting in one of them is not being worked. */
-const STOPPED: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'halted', 'paused']);
+const STOPPED: ReadonlySet<RunStatus> = new Set(['succeeded', 'failed', 'halted', 'paused', 'canary', 'abandoned']);
 
 export function createRunsRepo(
   db: Database.Database,

@@ -1,0 +1,32 @@
+/**
+ * One short READ ONLY session on a connection for the dry run's side questions (the catalog's
+ * impact, closed-partition probes): opened, used in one rolled-back read-only transaction,
+ * closed — whatever `fn` does, nothing is written and no session is left open.
+ */
+import { ClientPool } from './pool.ts';
+import type { PgClient } from './connect.ts';
+import type { PostgresEndpoint } from './partitionTarget.ts';
+import { readOnlyTransaction } from './userQuery.ts';
+
+export async function withReadOnlySession<T>(
+  endpoint: PostgresEndpoint,
+  timeZone: string,
+  applicationName: string,
+  fn: (client: PgClient) => Promise<T>,
+): Promise<T> {
+  const pool = new ClientPool(endpoint.connection, endpoint.password, timeZone, applicationName);
+  try {
+    const client = await pool.acquire();
+    let broken = false;
+    try {
+      return await readOnlyTransaction(client, fn);
+    } catch (err) {
+      broken = true;
+      throw err;
+    } finally {
+      pool.release(client, broken);
+    }
+  } finally {
+    await pool.closeAll();
+  }
+}
