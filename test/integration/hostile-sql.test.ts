@@ -19,13 +19,12 @@ import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { CallResult } from '../../shared/contract.ts';
 import { registerHandlers, type IpcEventLike, type IpcMainLike } from '../../electron/main/handlers/index.ts';
-import { createRunbookService } from '../../electron/engine/runbook/service.ts';
-import { folderWorkspace } from '../../electron/engine/runbook/workspace.ts';
 import { openPg, query } from '../../electron/engine/targets/postgres/connect.ts';
 import { readOnlySavepoint, readOnlyTransaction, userQuery } from '../../electron/engine/targets/postgres/userQuery.ts';
 import { createOrderMart, orderedPartitionMd5, seedOrders } from '../support/dataset.ts';
 import { adminClient, createTestDatabase } from '../support/pg.ts';
 import { makeWorkspace, orderMartJob, pgConfig, runCli, type Workspace } from '../support/workspace.ts';
+import { appService } from '../support/app.ts';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let ws: Workspace;
@@ -185,17 +184,7 @@ describe.each(FIELDS)('a hostile %s', (field) => {
       expectUntouched(await settled());
     }
     // The app, through its real handlers.
-    const service = createRunbookService({
-      workspace: folderWorkspace(ws.dir, ws.db),
-      defaultDb: ws.db,
-      openSandbox: () => Promise.reject(new Error('no sandbox here')),
-      secrets: { backend: 'unavailable', encrypt: () => Buffer.alloc(0), decrypt: () => '' },
-      version: 'test',
-      browserMode: true,
-      actor: 'app@test',
-      env: { WAREHOUSE_PASSWORD: db.password },
-      emit: () => undefined,
-    });
+    const service = appService(ws, { WAREHOUSE_PASSWORD: db.password });
     const handlers = new Map<string, (event: IpcEventLike, ...args: unknown[]) => unknown>();
     const ipc: IpcMainLike = { handle: (c, l) => void handlers.set(c, l), removeHandler: (c) => void handlers.delete(c) };
     registerHandlers(ipc, { trust: () => true, redact: (t) => service.redact(t) }, service);

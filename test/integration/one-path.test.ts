@@ -11,14 +11,13 @@ import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { CallResult } from '../../shared/contract.ts';
-import { GateError } from '../../shared/errors.ts';
 import { registerHandlers, type IpcEventLike, type IpcMainLike } from '../../electron/main/handlers/index.ts';
-import { createRunbookService, type RunbookService } from '../../electron/engine/runbook/service.ts';
-import { folderWorkspace } from '../../electron/engine/runbook/workspace.ts';
 import { freePort } from '../../electron/engine/sandbox/embeddedPostgres.ts';
 import { seedWarehouse } from '../../electron/engine/sandbox/seed.ts';
 import { createTestDatabase } from '../support/pg.ts';
 import { CLI, makeWorkspace, orderMartJob, pgConfig, runCli, type Workspace } from '../support/workspace.ts';
+import { appRefusal, appService } from '../support/app.ts';
+import type { RunbookService } from '../../electron/engine/runbook/service.ts';
 
 let db: Awaited<ReturnType<typeof createTestDatabase>>;
 let ws: Workspace;
@@ -28,30 +27,6 @@ const JOB = orderMartJob({
   billing: false,
   extra: 'quality:\n  - { kind: null_rate, table: orders, column: customer_id, time_column: paid_at, max: 0, severity: fail }\n',
 });
-
-function appService(workspace: Workspace, env: NodeJS.ProcessEnv): RunbookService {
-  return createRunbookService({
-    workspace: folderWorkspace(workspace.dir, workspace.db),
-    defaultDb: workspace.db,
-    openSandbox: () => Promise.reject(new Error('no sandbox here')),
-    secrets: { backend: 'unavailable', encrypt: () => Buffer.alloc(0), decrypt: () => '' },
-    version: 'test',
-    browserMode: true,
-    actor: 'app@test',
-    env,
-    emit: () => undefined,
-  });
-}
-
-async function appRefusal(fn: () => Promise<unknown>): Promise<GateError> {
-  try {
-    await fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(GateError);
-    return err as GateError;
-  }
-  throw new Error('the app did not refuse');
-}
 
 function published(runId: string): number {
   const sqlite = new Database(ws.db, { readonly: true });
