@@ -155,6 +155,9 @@ describe.skipIf(browserPath.path === null)('the change by key, the sign-off, the
   it('executes, and the comparison measures against the snapshot exactly what was predicted', async () => {
     await openStep(page, 5, 'Execute');
     await page.getByRole('button', { name: 'Start executing' }).click();
+    // Manual tier: the canary day runs first, compared with its snapshot by key; then the rest.
+    await expect.poll(() => page.getByTestId('canary').textContent(), { timeout: 120_000 }).toContain('2026-05-01snapshot');
+    await page.getByRole('button', { name: 'Continue the run' }).click();
     await expect
       .poll(() => page.getByTestId('step-detail').textContent(), { timeout: 120_000 })
       .toBe('Succeeded: 61/61 published, reconciled.');
