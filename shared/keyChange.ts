@@ -49,14 +49,8 @@ export interface KeyMover {
   net: Record<string, string>;
 }
 
-export interface KeyChange {
-  /** the partition's key */
-  partition: string;
-  method: KeyChangeMethod;
-  grain: string[];
-  grainFrom: GrainSource;
-  /** the columns compared, in the order of the sample's values */
-  columns: string[];
+/** The counts and sums a partition's change and a run's totals share. */
+export interface KeyCounts {
   /** rows before (target now, or the snapshot) and after (recomputed, or target now) */
   before: number;
   after: number;
@@ -67,11 +61,26 @@ export interface KeyChange {
   /** non-grain column → keys (present on both sides) whose value changed */
   columnChanges: Record<string, number>;
   measures: MeasureMove[];
+  /** the largest movers per low-cardinality grain column (not the partition column) */
+  movers: KeyMover[];
+}
+
+/** No rows on either side: where a partition's change and a run's totals start. */
+export function zeroKeyCounts(): KeyCounts {
+  return { before: 0, after: 0, added: 0, removed: 0, changed: 0, unchanged: 0, columnChanges: {}, measures: [], movers: [] };
+}
+
+export interface KeyChange extends KeyCounts {
+  /** the partition's key */
+  partition: string;
+  method: KeyChangeMethod;
+  grain: string[];
+  grainFrom: GrainSource;
+  /** the columns compared, in the order of the sample's values */
+  columns: string[];
   /** at most sampleLimit changed keys */
   sample: KeyRowSample[];
   sampleLimit: number;
-  /** the largest movers per low-cardinality grain column (not the partition column) */
-  movers: KeyMover[];
   /** rows' digests read into the engine (bisection's differing ranges); 0 for a join */
   digestRows: number;
   /** false when a limit stopped the measurement early; the note says which */
@@ -80,19 +89,10 @@ export interface KeyChange {
 }
 
 /** The change over many partitions: summed counts, sums and movers, a sample across them. */
-export interface KeyChangeTotals {
+export interface KeyChangeTotals extends KeyCounts {
   partitions: number;
   /** partitions where any key changes */
   partitionsChanged: number;
-  before: number;
-  after: number;
-  added: number;
-  removed: number;
-  changed: number;
-  unchanged: number;
-  columnChanges: Record<string, number>;
-  measures: MeasureMove[];
-  movers: KeyMover[];
   sample: (KeyRowSample & { partition: string })[];
   grain: string[];
   grainFrom: GrainSource | null;
@@ -110,15 +110,7 @@ export function totalKeyChange(changes: readonly KeyChange[], sampleLimit = 20, 
   const totals: KeyChangeTotals = {
     partitions: changes.length,
     partitionsChanged: 0,
-    before: 0,
-    after: 0,
-    added: 0,
-    removed: 0,
-    changed: 0,
-    unchanged: 0,
-    columnChanges: {},
-    measures: [],
-    movers: [],
+    ...zeroKeyCounts(),
     sample: [],
     grain: first?.grain ?? [],
     grainFrom: first?.grainFrom ?? null,

@@ -7,10 +7,11 @@ import { useState } from 'react';
 import { act, call } from '../api.ts';
 import { useCall } from '../hooks/useCall.ts';
 import { useApp } from '../store/index.ts';
+import { KeepSecretChoice, type Remember } from './KeepSecretChoice.tsx';
 
 export function ConnectionsPanel() {
   const list = useCall('connections:list', {}, 'List the connections');
-  const [form, setForm] = useState({ name: '', url: '', password: '', remember: 'save' as 'save' | 'session' });
+  const [form, setForm] = useState({ name: '', url: '', password: '', remember: 'save' as Remember });
   const [confirmPlain, setConfirmPlain] = useState(false);
   const [tested, setTested] = useState<Record<string, string>>({});
 
@@ -112,47 +113,19 @@ export function ConnectionsPanel() {
             />
           </div>
         </div>
-        <fieldset className="inline">
-          <legend>Keep the password</legend>
-          <label>
-            <input
-              type="radio"
-              name="remember"
-              checked={form.remember === 'save'}
-              onChange={() => setForm({ ...form, remember: 'save' })}
-            />{' '}
-            saved, encrypted
-          </label>
-          <label>
-            <input
-              type="radio"
-              name="remember"
-              checked={form.remember === 'session'}
-              onChange={() => setForm({ ...form, remember: 'session' })}
-            />{' '}
-            this session only
-          </label>
-        </fieldset>
-        {confirmPlain && (
-          <div className="banner banner-warn" role="alertdialog" aria-label="No keychain on this system">
-            <p>
-              This system offers no keychain: a saved password would be encrypted with a key that anyone who can read your files can use.
-            </p>
-            <button type="button" onClick={() => void save(true)}>
-              Save it anyway
-            </button>{' '}
-            <button
-              type="button"
-              className="primary"
-              onClick={() => {
-                setForm({ ...form, remember: 'session' });
-                setConfirmPlain(false);
-              }}
-            >
-              Keep it for this session only
-            </button>
-          </div>
-        )}
+        <KeepSecretChoice
+          what="the password"
+          name="remember"
+          noun="password"
+          remember={form.remember}
+          onRemember={(remember) => setForm({ ...form, remember })}
+          confirmPlain={confirmPlain}
+          onSaveAnyway={() => void save(true)}
+          onSessionOnly={() => {
+            setForm({ ...form, remember: 'session' });
+            setConfirmPlain(false);
+          }}
+        />
         <button type="submit" className="primary" disabled={!form.name || !form.url}>
           Save the connection
         </button>

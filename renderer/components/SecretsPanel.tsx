@@ -7,6 +7,7 @@ import { useState } from 'react';
 import { act, call } from '../api.ts';
 import { useCall } from '../hooks/useCall.ts';
 import { useApp } from '../store/index.ts';
+import { KeepSecretChoice, type Remember } from './KeepSecretChoice.tsx';
 
 const STORAGE = {
   os: 'saved, encrypted by the OS keychain',
@@ -16,7 +17,7 @@ const STORAGE = {
 
 export function SecretsPanel() {
   const list = useCall('secrets:list', {}, 'List the saved secrets');
-  const [form, setForm] = useState({ name: '', value: '', remember: 'save' as 'save' | 'session' });
+  const [form, setForm] = useState({ name: '', value: '', remember: 'save' as Remember });
   const [confirmPlain, setConfirmPlain] = useState(false);
 
   const save = async (acceptPlainText: boolean) => {
@@ -96,45 +97,19 @@ export function SecretsPanel() {
             />
           </div>
         </div>
-        <fieldset className="inline">
-          <legend>Keep it</legend>
-          <label>
-            <input
-              type="radio"
-              name="s-remember"
-              checked={form.remember === 'save'}
-              onChange={() => setForm({ ...form, remember: 'save' })}
-            />{' '}
-            saved, encrypted
-          </label>
-          <label>
-            <input
-              type="radio"
-              name="s-remember"
-              checked={form.remember === 'session'}
-              onChange={() => setForm({ ...form, remember: 'session' })}
-            />{' '}
-            this session only
-          </label>
-        </fieldset>
-        {confirmPlain && (
-          <div className="banner banner-warn" role="alertdialog" aria-label="No keychain on this system">
-            <p>This system offers no keychain: a saved secret would be encrypted with a key that anyone who can read your files can use.</p>
-            <button type="button" onClick={() => void save(true)}>
-              Save it anyway
-            </button>{' '}
-            <button
-              type="button"
-              className="primary"
-              onClick={() => {
-                setForm({ ...form, remember: 'session' });
-                setConfirmPlain(false);
-              }}
-            >
-              Keep it for this session only
-            </button>
-          </div>
-        )}
+        <KeepSecretChoice
+          what="it"
+          name="s-remember"
+          noun="secret"
+          remember={form.remember}
+          onRemember={(remember) => setForm({ ...form, remember })}
+          confirmPlain={confirmPlain}
+          onSaveAnyway={() => void save(true)}
+          onSessionOnly={() => {
+            setForm({ ...form, remember: 'session' });
+            setConfirmPlain(false);
+          }}
+        />
         <button type="submit" className="primary" disabled={form.name === '' || form.value === ''}>
           Save the secret
         </button>

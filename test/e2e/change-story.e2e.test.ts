@@ -10,7 +10,7 @@
  *     runs land in the same ledger (it carries only its own audit segment).
  * Screenshots, the PDF and its pages go to test-results/e2e/ (change-*.png, change-note.pdf).
  */
-import { readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -20,7 +20,7 @@ import { seedWarehouse } from '../../electron/engine/sandbox/seed.ts';
 import { openStore } from '../../electron/engine/store/index.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { makeWorkspace, pgConfig, runCli, type Workspace } from '../support/workspace.ts';
-import { chromiumOrSkip, launch, openApp, openStep, SHOTS, shot, startEngine, type Engine } from './support.ts';
+import { chromiumOrSkip, closeWorkspaceApp, openStep, openWorkspaceApp, shot, SHOTS, type Engine } from './support.ts';
 
 const browserPath = chromiumOrSkip();
 const RUN = 'bf-refund-reasons-e2e';
@@ -59,17 +59,10 @@ describe.skipIf(browserPath.path === null)('the change by key, the sign-off, the
     ws = makeWorkspace('e2e-change', { WAREHOUSE_PASSWORD: db.password, BACKFILL_TEST_PASSPHRASE: PASSPHRASE });
     ws.writeConfig(pgConfig({ warehouse: { url: db.url, passwordEnv: 'WAREHOUSE_PASSWORD' } }));
     ws.writeJob('refund-reason-daily', SANDBOX_JOBS['refund-reason-daily'] as string);
-    browser = await launch(browserPath.path as string);
-    engine = await startEngine({ workspace: ws.dir, db: ws.db, env: ws.env });
-    ({ page, errors } = await openApp(browser, engine));
+    ({ browser, engine, page, errors } = await openWorkspaceApp(browserPath.path as string, ws));
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await engine?.stop();
-    await db?.drop();
-    if (ws) rmSync(ws.dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeWorkspaceApp({ browser, engine }, [db], ws?.dir));
 
   it('a lead and an operator identity are made on the Workspace screen', async () => {
     await page.goto(`${engine.origin}/#/workspace`);

@@ -5,7 +5,7 @@
  * the Close step offers the downstream jobs' plans in dependency order and creates one.
  * Screenshots go to test-results/e2e/ (impact-*.png).
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -13,7 +13,7 @@ import { seedOrders } from '../support/dataset.ts';
 import { IMPACT_SCHEMA, writeImpactJobs } from '../support/impactSchema.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { makeWorkspace, pgConfig, type Workspace } from '../support/workspace.ts';
-import { chromiumOrSkip, launch, openApp, openStep, RENDERER, shot, startEngine, type Engine } from './support.ts';
+import { chromiumOrSkip, closeWorkspaceApp, openStep, openWorkspaceApp, RENDERER, shot, type Engine } from './support.ts';
 
 const browserPath = chromiumOrSkip();
 const RUN = 'bf-impact-e2e';
@@ -46,18 +46,10 @@ describe.skipIf(browserPath.path === null)('the impact scope, end to end in Chro
       }),
     );
     writeImpactJobs(ws);
-    browser = await launch(browserPath.path as string);
-    engine = await startEngine({ workspace: ws.dir, db: ws.db, env: ws.env });
-    ({ page, errors } = await openApp(browser, engine));
+    ({ browser, engine, page, errors } = await openWorkspaceApp(browserPath.path as string, ws));
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await engine?.stop();
-    await db?.drop();
-    await other?.drop();
-    if (ws) rmSync(ws.dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeWorkspaceApp({ browser, engine }, [db, other], ws?.dir));
 
   it('the Impact step draws the graph from the catalog and the workspace, each node saying why', async () => {
     await page.goto(`${engine.origin}/#/plan`);

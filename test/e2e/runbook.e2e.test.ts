@@ -12,7 +12,17 @@ import { createOrderMart, seedOrders } from '../support/dataset.ts';
 import { buildOracle, martMd5 } from '../support/oracle.ts';
 import { createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { makeWorkspace, orderMartJob, pgConfig, type Workspace } from '../support/workspace.ts';
-import { chromiumOrSkip, launch, openApp, openStep, RENDERER, shot, startEngine, type Engine } from './support.ts';
+import {
+  chromiumOrSkip,
+  closeWorkspaceApp,
+  openApp,
+  openStep,
+  openWorkspaceApp,
+  RENDERER,
+  shot,
+  startEngine,
+  type Engine,
+} from './support.ts';
 
 const browserPath = chromiumOrSkip();
 const RUN = 'bf-e2e-orders';
@@ -45,17 +55,10 @@ describe.skipIf(browserPath.path === null)('the runbook, end to end in Chromium'
     ws = makeWorkspace('e2e', { WAREHOUSE_PASSWORD: db.password });
     ws.writeConfig(pgConfig({ warehouse: { url: db.url, passwordEnv: 'WAREHOUSE_PASSWORD' } }));
     ws.writeJob('order-daily-mart', orderMartJob({ extra: QUALITY }));
-    browser = await launch(browserPath.path as string);
-    engine = await startEngine({ workspace: ws.dir, db: ws.db, env: ws.env });
-    ({ page, errors } = await openApp(browser, engine));
+    ({ browser, engine, page, errors } = await openWorkspaceApp(browserPath.path as string, ws));
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await engine?.stop();
-    await db?.drop();
-    if (ws) rmSync(ws.dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeWorkspaceApp({ browser, engine }, [db], ws?.dir));
 
   const step = (n: number, title: string) => openStep(page, n, title);
   const metric = (name: string) => page.getByTestId('execute-metrics').locator('div', { hasText: name }).locator('dd');

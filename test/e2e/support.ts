@@ -5,7 +5,7 @@
  * screenshots CI keeps.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -115,6 +115,29 @@ export async function openApp(browser: Browser, engine: Engine): Promise<{ conte
     if (m.type() === 'error' && !m.text().includes('favicon')) errors.push(m.text());
   });
   return { context, page, errors };
+}
+
+/** Chromium, browser mode on a folder workspace, and a page on its app: what each workspace e2e test opens first. */
+export async function openWorkspaceApp(
+  executablePath: string,
+  ws: { dir: string; db: string; env: NodeJS.ProcessEnv },
+): Promise<{ browser: Browser; engine: Engine; page: Page; errors: string[] }> {
+  const browser = await launch(executablePath);
+  const engine = await startEngine({ workspace: ws.dir, db: ws.db, env: ws.env });
+  const { page, errors } = await openApp(browser, engine);
+  return { browser, engine, page, errors };
+}
+
+/** Closes what openWorkspaceApp opened, then drops the test's databases and removes its workspace (each only if it was made). */
+export async function closeWorkspaceApp(
+  app: { browser?: Browser; engine?: Engine },
+  databases: ({ drop: () => Promise<void> } | undefined)[],
+  wsDir: string | undefined,
+): Promise<void> {
+  await app.browser?.close();
+  await app.engine?.stop();
+  for (const db of databases) await db?.drop();
+  if (wsDir) rmSync(wsDir, { recursive: true, force: true });
 }
 
 export async function shot(page: Page, name: string): Promise<void> {

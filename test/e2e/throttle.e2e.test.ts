@@ -6,7 +6,7 @@
  * gets its lock, and the run goes on by itself to the end, equal to the oracle. Screenshots go
  * to test-results/e2e/.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type pg from 'pg';
 import type { Browser, Page } from 'playwright-core';
@@ -15,7 +15,7 @@ import { createOrderMart, seedOrders } from '../support/dataset.ts';
 import { buildOracle, martMd5 } from '../support/oracle.ts';
 import { adminClient, createTestDatabase, type TestDatabase } from '../support/pg.ts';
 import { makeWorkspace, pgConfig, type Workspace } from '../support/workspace.ts';
-import { chromiumOrSkip, launch, openApp, openStep, RENDERER, shot, SHOTS, startEngine, type Engine } from './support.ts';
+import { chromiumOrSkip, closeWorkspaceApp, openStep, openWorkspaceApp, RENDERER, shot, SHOTS, type Engine } from './support.ts';
 
 const browserPath = chromiumOrSkip();
 const RUN = 'bf-e2e-throttle';
@@ -57,17 +57,10 @@ describe.skipIf(browserPath.path === null)('throttling, in the app', () => {
     ws = makeWorkspace('e2e-throttle', { WAREHOUSE_PASSWORD: db.password });
     ws.writeConfig(pgConfig({ warehouse: { url: db.url, passwordEnv: 'WAREHOUSE_PASSWORD' } }));
     ws.writeJob('slow-orders', SLOW_JOB);
-    browser = await launch(browserPath.path as string);
-    engine = await startEngine({ workspace: ws.dir, db: ws.db, env: ws.env });
-    ({ page, errors } = await openApp(browser, engine));
+    ({ browser, engine, page, errors } = await openWorkspaceApp(browserPath.path as string, ws));
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    await engine?.stop();
-    await db?.drop();
-    if (ws) rmSync(ws.dir, { recursive: true, force: true });
-  });
+  afterAll(() => closeWorkspaceApp({ browser, engine }, [db], ws?.dir));
 
   const metric = (name: string) => page.getByTestId('execute-metrics').locator('div', { hasText: name }).locator('dd');
 
