@@ -26,8 +26,9 @@
  * BENCH_ROWS (default 1,000,000), BENCH_MIN_PAIRS (default 8) and BENCH_ROUNDS (default 6:
  * rounds of the S3 and sandbox benches, and of (a)'s variants) tune it.
  * BENCH_ONLY=pg runs (a)–(c) and skips the S3 benches (for iterating on the Postgres path);
- * BENCH_ONLY=a, b, c, h, i or l runs that one alone; BENCH_ONLY=sandbox runs (f) and (g) alone; BENCH_ONLY=limits, (limits).
- * BENCH_THROTTLE_TRIALS (default 5) sets (i)'s trials per interval.
+ * BENCH_ONLY=a, b, c, h, i or l runs that one alone; BENCH_ONLY=s3, (d), (e), (j) and (k); BENCH_ONLY=sandbox runs (f) and (g) alone; BENCH_ONLY=limits, (limits).
+ * BENCH_THROTTLE_TRIALS (default 5) sets (i)'s trials per interval. BENCH_CLI_ENV (a JSON object) adds
+ * variables to the run-backfill process of (e) and (j), to try a setting's effect on memory.
  * BENCH_PROFILE=1 also prints, for (a) and (b), the time per partition of each statement kind
  * the executor sends (see bench/profile.ts), from the median round.
  */
@@ -57,9 +58,9 @@ const FROM = '2026-01-01';
 const TO = '2026-01-31';
 const EMPTY_PARTITIONS = 200;
 const ONLY = process.env.BENCH_ONLY ?? '';
-const SOLO = ['a', 'b', 'c', 'h', 'i', 'l', 'sandbox', 'limits'] as const;
+const SOLO = ['a', 'b', 'c', 'h', 'i', 'l', 's3', 'sandbox', 'limits'] as const;
 if (!['', 'pg', ...SOLO].includes(ONLY)) throw new Error(`BENCH_ONLY=${ONLY}: use pg, ${SOLO.join(', ')}`);
-const want = (bench: (typeof SOLO)[number] | 's3'): boolean =>
+const want = (bench: (typeof SOLO)[number]): boolean =>
   ONLY === '' || ONLY === bench || (ONLY === 'pg' && ['a', 'b', 'c', 'l'].includes(bench));
 if (process.env.BENCH_PROFILE === '1') installProfiler();
 

@@ -182,6 +182,18 @@ function watchPeak(pid: number): { stop: () => number } {
   };
 }
 
+/**
+ * BENCH_CLI_ENV: a JSON object of extra variables for the exporting run-backfill process, to try
+ * a setting's effect on its memory (e.g. {"BACKFILL_RUNBOOK_LAKE_MEMORY":"64MB"}).
+ */
+function cliEnv(): Record<string, string> {
+  const raw = process.env.BENCH_CLI_ENV;
+  if (!raw) return {};
+  const parsed: unknown = JSON.parse(raw);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('BENCH_CLI_ENV must be a JSON object');
+  return Object.fromEntries(Object.entries(parsed).map(([k, v]) => [k, String(v)]));
+}
+
 /** (e): the built run-backfill exporting every row of src_events (1M) into ONE monthly S3 partition. */
 async function exportMemory(
   endpoint: string,
@@ -221,7 +233,7 @@ validation:
     target: records
 `,
   );
-  const env = { PATH: process.env.PATH, HOME: dir, BENCH_PG_PASSWORD: pg.password, BENCH_S3_KEY: KEY };
+  const env = { PATH: process.env.PATH, HOME: dir, BENCH_PG_PASSWORD: pg.password, BENCH_S3_KEY: KEY, ...cliEnv() };
   const started = performance.now();
   const child = spawn(
     process.execPath,
