@@ -146,6 +146,30 @@ describe('bad input: a clear error naming the object or field, exit 2, nothing p
   });
 });
 
+describe("DuckDB's working memory", () => {
+  it('too little fails the partition naming BACKFILL_RUNBOOK_LAKE_MEMORY (exit 1, nothing published); a resume with more publishes', async () => {
+    const name = 'tight-memory';
+    ws.writeJob(name, job(name, 'in/csv', '  format: csv\n'));
+    const args = [name, ...one, '--run-id', `run-${name}`];
+    ws.env.BACKFILL_RUNBOOK_LAKE_MEMORY = '1MB';
+    let r;
+    try {
+      r = await runCli(ws, args);
+    } finally {
+      delete ws.env.BACKFILL_RUNBOOK_LAKE_MEMORY;
+    }
+    expect(r.code, r.stdout + r.stderr).toBe(1);
+    expect(r.stdout + r.stderr).toMatch(
+      /DuckDB ran out of its working memory for this partition \(1MB;.*Raise it with BACKFILL_RUNBOOK_LAKE_MEMORY/,
+    );
+    expect(r.stdout + r.stderr).not.toMatch(/SET threads|SET memory_limit/); // DuckDB's advice names settings a job cannot change
+    expect(await listKeys(s3, bucket, `out/${name}/`)).toEqual([]);
+    const resumed = await runCli(ws, ['--resume', '--run-id', `run-${name}`]);
+    expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    expect((await listKeys(s3, bucket, `out/${name}/`)).some((k) => k.endsWith('.parquet'))).toBe(true);
+  });
+});
+
 describe('S3 keys are normalised before any check (every traversal form)', () => {
   const forms = [
     'events-backfill/../events/events_{date}_{hour}',

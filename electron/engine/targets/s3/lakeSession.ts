@@ -225,6 +225,14 @@ export class LakeSession {
         .filter((l) => l !== '' && !/^(LINE \d+:|\^)/.test(l));
       return new InputError(lines.slice(0, 6).join(' — '), {});
     }
+    if (/Out of Memory Error/i.test(text)) {
+      // DuckDB's own advice (SET threads, SET memory_limit) names settings a job cannot change.
+      const first = text.split('\n')[0]?.trim() ?? text;
+      return new Error(
+        `DuckDB ran out of its working memory for this partition (${LAKE_MEMORY_LIMIT}; it spills to disk where it can, but the Parquet writer and some joins cannot): ${first}. Raise it with BACKFILL_RUNBOOK_LAKE_MEMORY (e.g. 512MB) and resume the run.`,
+        { cause: err },
+      );
+    }
     return new Error(text, { cause: err });
   }
 }
