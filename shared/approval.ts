@@ -5,7 +5,7 @@
  * to notify and the snapshot the partitions can be restored from. Built from the plan, the job
  * and the dry run's body — the very things the signature's hashes cover — plus the snapshot.
  */
-import { describeKeyChange, describeMeasure, keysTouched, totalKeyChange, type KeyChange, type KeyChangeTotals } from './keyChange.ts';
+import { describeKeyChange, describeMeasure, totalKeyChange, type KeyChange, type KeyChangeTotals } from './keyChange.ts';
 import type { RedFlag } from './redFlags.ts';
 import type { Plan } from './schemas.ts';
 
@@ -119,8 +119,3 @@ export function describeApproval(a: Approval): string[] {
 }
 
 const signedText = (v: string): string => (v.startsWith('-') ? v : `+${v}`);
-
-/** Whether the dry run found any key to change. */
-export function approvesAChange(a: Approval): boolean {
-  return a.change !== null && keysTouched(a.change) > 0;
-}

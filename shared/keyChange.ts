@@ -5,7 +5,7 @@
  * Totals can stay equal while keys move — refunds re-labelled from "other" to "damaged" keep
  * every partition's sum — so the counts here are per key: rows added, removed and changed.
  */
-import { absDecimal, addDecimal, compareAbsDecimal, isZeroDecimal, subDecimal } from './decimal.ts';
+import { absDecimal, addDecimal, compareAbsDecimal, isZeroDecimal } from './decimal.ts';
 
 /** How the change was measured. */
 export type KeyChangeMethod =
@@ -199,19 +199,6 @@ export function describeKeyChange(c: Pick<KeyChange, 'added' | 'removed' | 'chan
   const grain = c.grain.length > 0 ? ` by (${c.grain.join(', ')})` : '';
   if (keysTouched(c) === 0) return `no key changes${grain}: all ${c.unchanged} rows stay as they are`;
   return `${c.added} added, ${c.removed} removed, ${c.changed} changed${grain}; ${c.unchanged} unchanged`;
-}
-
-/** A sample row's changed columns (those whose before and after text differ). */
-export function changedColumns(columns: readonly string[], s: KeyRowSample): string[] {
-  if (!s.before || !s.after) return [];
-  return columns.filter((_, i) => s.before?.[i] !== s.after?.[i]);
-}
-
-/** after − before of a measure for a sample row, or null when the column is not in it. */
-export function sampleDelta(columns: readonly string[], s: KeyRowSample, column: string): string | null {
-  const i = columns.indexOf(column);
-  if (i < 0) return null;
-  return subDecimal(s.after?.[i] ?? '0', s.before?.[i] ?? '0');
 }
 
 /** Changed keys in key order, so a reader scans them like a table. */

@@ -23,8 +23,16 @@ export function insideWindow(hhmm: string, w: { from: string; to: string }): boo
   return w.from <= w.to ? hhmm >= w.from && hhmm < w.to : hhmm >= w.from || hhmm < w.to;
 }
 
+/** One formatter per zone: an estimate asks for thousands of times, the stop condition once per tick. */
+const hhmmFormats = new Map<string, Intl.DateTimeFormat>();
+
 export function localHhmm(at: Date, timeZone: string): string {
-  return new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(at);
+  let format = hhmmFormats.get(timeZone);
+  if (!format) {
+    format = new Intl.DateTimeFormat('en-GB', { timeZone, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    hhmmFormats.set(timeZone, format);
+  }
+  return format.format(at);
 }
 
 /**

@@ -15,7 +15,7 @@ import { checkFlagsAgainstPlan, planFromFlags, planWithChanges, resumeChanges, t
 import type { Reporter } from './progress.ts';
 import { formatDryRun, formatSanity } from './tables.ts';
 import { formatCanary, formatEstimate, formatFlags, formatImpact, formatPartitionFlags } from './dryRunReport.ts';
-import { blocking, mergeFlags } from '../../shared/redFlags.ts';
+import { blocking, signedFlags } from '../../shared/redFlags.ts';
 import type { CanaryBody } from '../../shared/canary.ts';
 import { canaryEvidence } from '../engine/runbook/canary.ts';
 
@@ -99,11 +99,9 @@ export async function runCommand(jobName: string | undefined, opts: RunOptions, 
     describePlan({ ...prepared, flags: planFlags.filter((f) => !f.partitions) }, out);
     const target = openTarget(configForPlan(config, job, plan), job, plan.write_mode);
     const result = await dryRun({ prepared, target, store, config, env: process.env, jobsDir: opts.jobs });
-    // Partition flags the plan already showed (retention) come back with the dry run's; each once.
-    const flags = mergeFlags(
-      planFlags.filter((f) => !f.partitions),
-      result.answers.flags,
-    );
+    // Partition flags the plan already showed (retention) come back with the dry run's; each once
+    // — the same rule the sign-off applies to what it approves.
+    const flags = signedFlags(prepared.flags, { redFlags: result.answers.flags });
     const byKey = new Map<string, string[]>();
     for (const f of result.answers.partitions)
       byKey.set(f.key, [...(byKey.get(f.key) ?? []), `${f.severity === 'block' ? '!' : ''}${f.code}`]);

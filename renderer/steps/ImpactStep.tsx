@@ -12,6 +12,7 @@ import { ImpactGraph } from '../components/ImpactGraph.tsx';
 import { PartitionFlags } from '../components/PartitionFlags.tsx';
 import { VirtualTable, type Column } from '../components/VirtualTable.tsx';
 import type { DryRunView } from '../../shared/contractTypes.ts';
+import { keysTouched } from '../../shared/keyChange.ts';
 import { int, measure, signed, when } from '../lib/format.ts';
 import type { StepProps } from '../screens/RunbookScreen.tsx';
 import { ActionButton, StepFrame } from './StepFrame.tsx';
@@ -42,9 +43,7 @@ function columnsOf(rows: readonly Row[]): Column<Row>[] {
       align: 'right',
       cell: (r) =>
         r.keys ? (
-          <span
-            className={r.keys.added + r.keys.removed + r.keys.changed > 0 ? 'up' : 'muted'}
-          >{`${r.keys.added} / ${r.keys.removed} / ${r.keys.changed}`}</span>
+          <span className={keysTouched(r.keys) > 0 ? 'up' : 'muted'}>{`${r.keys.added} / ${r.keys.removed} / ${r.keys.changed}`}</span>
         ) : (
           '–'
         ),
@@ -104,7 +103,7 @@ export function ImpactStep(props: StepProps) {
             rowClass={(r) =>
               r.flags.some((f) => f.severity === 'block')
                 ? 'row-blocked'
-                : Number(r.change.rows ?? 0) !== 0 || (r.keys && r.keys.added + r.keys.removed + r.keys.changed > 0)
+                : Number(r.change.rows ?? 0) !== 0 || (r.keys && keysTouched(r.keys) > 0)
                   ? 'row-changed'
                   : ''
             }

@@ -17,10 +17,13 @@ export function registerAbandon(program: Command, ctx: CliContext): void {
       .option('--reason <text>', 'why (kept in the audit log and the incident note)', '')
       .option('--operator <name>', 'who abandons it (default: you)'),
   ).action(async (opts: { runId: string; reason: string; operator?: string } & GlobalOptions) => {
-    const { abandonRun } = await import('../../engine/runbook/canary.ts');
+    const [{ abandonRun }, { findSnapshot }] = await Promise.all([
+      import('../../engine/runbook/canary.ts'),
+      import('../../engine/snapshot/index.ts'),
+    ]);
     await ctx.withStore((store, out) => {
       const run = abandonRun(store, opts.runId, opts.operator ?? `${userInfo().username}@${hostname()}`, opts.reason);
-      const snapshot = store.evidence.list({ kind: 'snapshot' }).some((e) => (e.body as { runId?: unknown } | null)?.runId === run.runId);
+      const snapshot = findSnapshot(store, run.runId) !== undefined;
       out.record(
         'abandoned',
         { runId: run.runId, status: run.status, published: run.partitionsPublished, reason: run.haltReason },

@@ -4,14 +4,13 @@
  * each partition's evidence. Read-only: built from what the store holds — or, for a run imported
  * for review, from the bundle it came with — without exporting anything.
  */
-import type { ChartRow } from '../../../shared/changeCharts.ts';
 import type { PartitionEvidenceView, RunStoryView } from '../../../shared/contractTypes.ts';
 import type { KeyChange } from '../../../shared/keyChange.ts';
 import { BUNDLE_FORMAT, type NoteBundle } from '../evidence/bundle.ts';
 import { collectRun } from '../evidence/collect.ts';
 import { importedBundle } from '../evidence/exportNote.ts';
 import { str } from '../evidence/note/blocks.ts';
-import { changeSection } from '../evidence/note/change.ts';
+import { changeSection, dryRunChartRows } from '../evidence/note/change.ts';
 import { commentsSection } from '../evidence/note/comments.ts';
 import { downstreamSection } from '../evidence/note/downstream.ts';
 import { noteFacts } from '../evidence/note/facts.ts';
@@ -58,12 +57,7 @@ export function runStory(store: Store, runId: string, actor: string): RunStoryVi
         : null,
     };
   });
-  const chartRows: ChartRow[] = ((f.dryRun?.body.partitions as Obj[] | undefined) ?? []).map((p) => ({
-    key: str((p.partition as Obj | undefined)?.key),
-    source: (p.source ?? {}) as ChartRow['source'],
-    target: (p.target ?? {}) as ChartRow['target'],
-    keys: p.keys as ChartRow['keys'],
-  }));
+  const chartRows = dryRunChartRows(f);
   return {
     sections: [
       storySection(bundle, f, verification),

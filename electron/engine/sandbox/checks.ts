@@ -9,6 +9,21 @@ import { query } from '../targets/postgres/connect.ts';
 export const REFUNDS = { job: 'refund-reason-daily', table: 'mart.refund_daily', column: 'refund_date' } as const;
 export const ORDERS = { job: 'order-daily-mart', table: 'mart.mart_order_daily', column: 'order_date' } as const;
 
+/**
+ * The refund defect scenarios 1 and 9 inject: the mart's days in [from, to) recomputed with
+ * every "damaged" refund (reason code DMG) counted as "other", as the mapping bug did.
+ */
+export async function mislabelDamagedRefunds(client: PgClient, from: string, to: string): Promise<void> {
+  await client.query(`delete from mart.refund_daily where refund_date >= $1 and refund_date < $2`, [from, to]);
+  await client.query(
+    `insert into mart.refund_daily
+     select cast(r.refunded_at as date), case when r.reason_code = 'DMG' then 'other' else m.reason end, count(*), sum(r.refund_amount)
+       from refunds r join refund_reasons m using (reason_code)
+      where r.refunded_at >= $1 and r.refunded_at < $2 group by 1, 2`,
+    [from, to],
+  );
+}
+
 export interface ScenarioCheck {
   name: string;
   ok: boolean;

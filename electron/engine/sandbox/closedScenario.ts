@@ -11,7 +11,16 @@
  */
 import type { Store } from '../store/index.ts';
 import { query } from '../targets/postgres/connect.ts';
-import { REFUNDS, evidenceOf, noDuplicates, reconciles, signedOff, succeededRun, type ScenarioCheck } from './checks.ts';
+import {
+  REFUNDS,
+  evidenceOf,
+  mislabelDamagedRefunds,
+  noDuplicates,
+  reconciles,
+  signedOff,
+  succeededRun,
+  type ScenarioCheck,
+} from './checks.ts';
 import type { Scenario } from './scenarios.ts';
 import { manualSteps } from './scenarioSteps.ts';
 
@@ -73,11 +82,7 @@ export const CLOSED_SCENARIO: Scenario = {
   fixed:
     "Every refund day from 2026-07-01 to 2026-07-10 equals a recomputation from the source (a run with its dry run and a lead's sign-off), June's invoiced days are exactly as invoiced, a dry run named them, and no run rewrote them.",
   async inject({ client }) {
-    await client.query(`delete from mart.refund_daily where refund_date >= '2026-06-20' and refund_date < '2026-07-11'`);
-    await client.query(`insert into mart.refund_daily
-      select cast(r.refunded_at as date), case when r.reason_code = 'DMG' then 'other' else m.reason end, count(*), sum(r.refund_amount)
-        from refunds r join refund_reasons m using (reason_code)
-       where r.refunded_at >= '2026-06-20' and r.refunded_at < '2026-07-11' group by 1, 2`);
+    await mislabelDamagedRefunds(client, '2026-06-20', '2026-07-11');
     await client.query(
       `insert into billing.invoiced_days select d::date, 'partner-2026-06' from generate_series(date '2026-06-01', date '2026-06-30', interval '1 day') d`,
     );

@@ -12,6 +12,7 @@ import {
   REFUNDS,
   coveringRuns,
   evidenceOf,
+  mislabelDamagedRefunds,
   noDuplicates,
   reconciles,
   resumedAfterStop,
@@ -62,11 +63,7 @@ export const SCENARIOS: readonly Scenario[] = [
     fixed:
       'Every refund day from 2026-05-01 to 2026-06-30 equals a recomputation from the source, nothing is duplicated, and the run carries its sanity check, snapshot, dry run, lead sign-off and reconciliation.',
     async inject({ client }) {
-      await client.query(`delete from mart.refund_daily where refund_date >= '2026-05-01' and refund_date < '2026-07-01'`);
-      await client.query(`insert into mart.refund_daily
-        select cast(r.refunded_at as date), case when r.reason_code = 'DMG' then 'other' else m.reason end, count(*), sum(r.refund_amount)
-          from refunds r join refund_reasons m using (reason_code)
-         where r.refunded_at >= '2026-05-01' and r.refunded_at < '2026-07-01' group by 1, 2`);
+      await mislabelDamagedRefunds(client, '2026-05-01', '2026-07-01');
     },
     async check({ client, store, since }) {
       const run = succeededRun(store, REFUNDS.job, this.range, since);

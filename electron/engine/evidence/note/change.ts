@@ -132,14 +132,19 @@ function sampleTable(t: KeyChangeTotals) {
   };
 }
 
-/** The charts over partitions, from the dry run's rows (every partition, now and after). */
-function charts(f: NoteFacts): Block[] {
-  const rows: ChartRow[] = ((f.dryRun?.body.partitions as Obj[] | undefined) ?? []).map((p) => ({
+/** The dry run's rows as the change charts take them: every partition, now and after. */
+export function dryRunChartRows(f: NoteFacts): ChartRow[] {
+  return ((f.dryRun?.body.partitions as Obj[] | undefined) ?? []).map((p) => ({
     key: str((p.partition as Obj | undefined)?.key),
     source: (p.source ?? {}) as ChartRow['source'],
     target: (p.target ?? {}) as ChartRow['target'],
     keys: p.keys as ChartRow['keys'],
   }));
+}
+
+/** The charts over partitions, from the dry run's rows. */
+function charts(f: NoteFacts): Block[] {
+  const rows = dryRunChartRows(f);
   if (rows.length === 0) return [];
   const blocks: Block[] = [];
   if (rows.some((r) => r.keys))

@@ -10,7 +10,7 @@
  *
  * No partition is read into this process: the join runs on the server, and bisection reads
  * only digests of the ranges whose checksums differ. The job's SQL passes the user-SQL guard
- * before it is composed (checkReadOnlySelect), and the composed statement through composedQuery inside
+ * before it is composed (checkReadOnlySelect), and the composed statement through userQuery inside
  * a READ ONLY transaction (pool.read), so nothing here can write.
  */
 import type { Partition } from '../../../../shared/partitions.ts';
@@ -32,6 +32,7 @@ import { checkReadOnlySelect, type SqlOrigin } from '../../sql/readOnlySelect.ts
 import { sourceGrouping } from '../../sql/sourceGrouping.ts';
 import {
   decodeMask,
+  nonGrain,
   equalityProbeSql,
   MAX_SUMMARY_ROWS,
   sampleSql,
@@ -47,7 +48,7 @@ import type { KeyChangeOptions } from '../../executor/types.ts';
 import { bisectPartition } from './keyBisection.ts';
 import type { ClientPool } from './pool.ts';
 import type { TargetShape } from './statements.ts';
-import { composedQuery } from './composedQuery.ts';
+import { userQuery } from './userQuery.ts';
 
 export interface KeyDiffContext {
   job: PostgresJob;
@@ -58,8 +59,6 @@ export interface KeyDiffContext {
   sourcePool: ClientPool;
   targetPool: ClientPool;
 }
-
-export type KeyDiffOptions = KeyChangeOptions;
 
 /** Mover columns: grain columns with at most this many distinct values (by the planner's statistics). */
 const MOVER_MAX_DISTINCT = 200;
@@ -87,7 +86,7 @@ export class KeyDiff {
   ) {}
 
   /** The user-SQL guard's parse check of the job's source query, before any of it is composed or sent. */
-  static async guard(job: PostgresJob): Promise<SqlOrigin> {
+  private static async guard(job: PostgresJob): Promise<SqlOrigin> {
     const origin: SqlOrigin = { field: 'source.query', where: `job "${job.name}"` };
     await checkReadOnlySelect(job.source.query, origin);
     return origin;
@@ -137,7 +136,7 @@ export class KeyDiff {
   }
 
   /** What writing the partition would change: the recomputed rows against the partition now. */
-  async recomputed(partition: Partition, options: KeyDiffOptions = {}): Promise<KeyChange> {
+  async recomputed(partition: Partition, options: KeyChangeOptions = {}): Promise<KeyChange> {
     const { job, table, shape } = this.ctx;
     const params = paramsOf(partition, 'change-by-key');
     const before = tableSideSql(table.quoted, shape, this.diff);
@@ -163,13 +162,13 @@ export class KeyDiff {
     const after = sourceSideSql(job.source.query, this.diff);
     return this.ctx.targetPool.read((c) =>
       this.join(partition.key, 'full outer join', after, before, options, (sql, p) =>
-        composedQuery<Row>(c, sql, { ...params, ...p }, this.origin),
+        userQuery<Row>(c, sql, { ...params, ...p }, this.origin),
       ),
     );
   }
 
   /** The partition now against the run's snapshot of it: what the run changed (after it ran). */
-  async againstSnapshot(partition: Partition, runId: string, options: KeyDiffOptions = {}): Promise<KeyChange> {
+  async againstSnapshot(partition: Partition, runId: string, options: KeyChangeOptions = {}): Promise<KeyChange> {
     const { table, shape } = this.ctx;
     const params = paramsOf(partition, runId);
     return this.ctx.targetPool.read(async (c) => {
@@ -202,7 +201,7 @@ export class KeyDiff {
     method: KeyChangeMethod,
     after: string,
     before: string,
-    options: KeyDiffOptions,
+    options: KeyChangeOptions,
     run: (sql: string, params: Record<string, unknown>) => Promise<{ rows: Row[] }>,
   ): Promise<KeyChange> {
     const { diff } = this;
@@ -222,7 +221,7 @@ export class KeyDiff {
     // Every grouping set covers every row: the counts and sums come from the first one.
     const setOf = (g: number) => movers.findIndex((_, j) => (all & ~g) === 1 << (movers.length - 1 - j));
     const first = summary.rows.filter((r) => movers.length === 0 || setOf(Number(r.g)) === 0);
-    const rest = nonGrainColumns(diff);
+    const rest = nonGrain(diff);
     const sums = new Map<number, { before: string; after: string; moved: string }>(
       diff.measures.map((i) => [i, { before: '0', after: '0', moved: '0' }]),
     );
@@ -287,8 +286,6 @@ export class KeyDiff {
     return topMovers([...byValue.values()], diff.columns[diff.measures[0] ?? -1]?.name, top);
   }
 }
-
-const nonGrainColumns = (diff: DiffShape): number[] => diff.columns.map((_, i) => i).filter((i) => !diff.grain.includes(i));
 
 function paramsOf(partition: Partition, runId: string): Record<string, string> {
   return { partition_start: partition.start, partition_end: partition.end, run_id: runId };

@@ -31,7 +31,8 @@ export interface DiffShape {
 
 const alias = (side: string, i: number): string => `${side}.c${i}`;
 const aliasList = (shape: DiffShape): string => `(${shape.columns.map((_, i) => `c${i}`).join(', ')}, p)`;
-const nonGrain = (shape: DiffShape): number[] => shape.columns.map((_, i) => i).filter((i) => !shape.grain.includes(i));
+/** Indexes of the columns outside the grain (the compared values). */
+export const nonGrain = (shape: DiffShape): number[] => shape.columns.map((_, i) => i).filter((i) => !shape.grain.includes(i));
 
 /** The recomputed rows: the job's source query, each column cast to the target's type (what an INSERT stores). */
 export function sourceSideSql(sourceQuery: string, shape: DiffShape, castUserTypes = true): string {

@@ -10,10 +10,10 @@
 import { absDecimal, addDecimal, subDecimal } from '../../../../shared/decimal.ts';
 import { sortSample, topMovers, type KeyChange, type KeyMover, type KeyRowSample } from '../../../../shared/keyChange.ts';
 import type { SqlOrigin } from '../../sql/readOnlySelect.ts';
-import { keyDetailsSql, rangeDigestsSql, rangeSumsSql, sideTotalsSql, type DiffShape } from './changeByKeySql.ts';
+import { keyDetailsSql, nonGrain, rangeDigestsSql, rangeSumsSql, sideTotalsSql, type DiffShape } from './changeByKeySql.ts';
 import { query, type PgClient } from './connect.ts';
 import type { ClientPool } from './pool.ts';
-import { composedQuery } from './composedQuery.ts';
+import { userQuery } from './userQuery.ts';
 
 /** A range is compared row by row (digests) once neither side holds more rows than this. */
 const LEAF_ROWS = 2000;
@@ -30,7 +30,7 @@ interface Side {
   pool: ClientPool;
   /** the side's SELECT of the compared columns (changeByKeySql sourceSideSql / tableSideSql) */
   sql: string;
-  /** the SQL holds a job's text: run it through composedQuery (the user-SQL guard) */
+  /** the SQL holds a job's text: run it through userQuery (the user-SQL guard) */
   user: boolean;
 }
 
@@ -74,7 +74,7 @@ function onSide<T>(args: BisectArgs, side: Side, fn: (run: Run) => Promise<T>): 
   return side.pool.read((c: PgClient) =>
     fn(async (sql, params) => {
       const all = { ...args.params, ...params };
-      return (side.user ? await composedQuery<Row>(c, sql, all, args.origin) : await query<Row>(c, sql, all)).rows;
+      return (side.user ? await userQuery<Row>(c, sql, all, args.origin) : await query<Row>(c, sql, all)).rows;
     }),
   );
 }
@@ -223,15 +223,15 @@ function compareDetails(
   partial: boolean,
 ): string[] {
   const { shape } = args;
-  const nonGrain = shape.columns.map((_, i) => i).filter((i) => !shape.grain.includes(i));
-  for (const i of nonGrain) result.columnChanges[shape.columns[i]?.name ?? ''] = 0;
+  const rest = nonGrain(shape);
+  for (const i of rest) result.columnChanges[shape.columns[i]?.name ?? ''] = 0;
   const moved = shape.measures.map(() => '0');
   if (partial) return moved;
   const movers = new Map<string, KeyMover>();
   for (const [kh, kind] of kinds) {
     const [x, y] = [after.get(kh), before.get(kh)];
     if (kind === 'changed' && x && y) {
-      nonGrain.forEach((i, c) => {
+      rest.forEach((i, c) => {
         const name = shape.columns[i]?.name ?? '';
         if (x.cols[c] !== y.cols[c]) result.columnChanges[name] = (result.columnChanges[name] ?? 0) + 1;
       });

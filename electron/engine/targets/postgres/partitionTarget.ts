@@ -421,8 +421,7 @@ export class PostgresPartitionTarget implements PartitionTarget {
   }
 
   private async prepareKeys(): Promise<KeyDiff> {
-    // The guard first: prepare() itself sends the source query (to learn its columns).
-    await KeyDiff.guard(this.options.job);
+    // prepare() parse-checks every SQL text of the job before any of it reaches a server.
     await this.prepare();
     return KeyDiff.prepare({
       job: this.options.job,

@@ -6,7 +6,6 @@
 import { ClientPool } from './pool.ts';
 import type { PgClient } from './connect.ts';
 import type { PostgresEndpoint } from './partitionTarget.ts';
-import { readOnlyTransaction } from './userQuery.ts';
 
 export async function withReadOnlySession<T>(
   endpoint: PostgresEndpoint,
@@ -16,16 +15,7 @@ export async function withReadOnlySession<T>(
 ): Promise<T> {
   const pool = new ClientPool(endpoint.connection, endpoint.password, timeZone, applicationName);
   try {
-    const client = await pool.acquire();
-    let broken = false;
-    try {
-      return await readOnlyTransaction(client, fn);
-    } catch (err) {
-      broken = true;
-      throw err;
-    } finally {
-      pool.release(client, broken);
-    }
+    return await pool.read(fn);
   } finally {
     await pool.closeAll();
   }
