@@ -3,6 +3,14 @@
 // `npm test`; run `npm run build:node` after editing electron/ by hand.
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { setFlagsFromString } from 'node:v8';
+
+// **Important**: WebAssembly is compiled by V8's baseline compiler only, before any module is
+// loaded. Node lexes every CommonJS package an ES module imports with a WebAssembly lexer, and
+// the SQL parser (libpg-query) is WebAssembly too; their tier-up to the optimising compiler
+// runs on a background thread whose scratch memory (about 20 MB) stays resident for the rest
+// of the run, at random. Neither needs the speed (bench (e) and (j): peak RSS of an export).
+setFlagsFromString('--liftoff-only');
 
 const bundle = fileURLToPath(new URL('../dist/node/run-backfill.mjs', import.meta.url));
 if (!existsSync(bundle)) {

@@ -12,7 +12,8 @@ import {
   type PartitionManifest,
 } from '../../electron/engine/targets/s3/manifest.ts';
 import { describeS3Error, isTransientS3Error } from '../../electron/engine/targets/s3/errors.ts';
-import { lines } from '../../electron/engine/targets/s3/records.ts';
+import { blocksOf, countLines, endOfLine, lines } from '../../electron/engine/targets/s3/records.ts';
+import { copyBlocks } from '../../electron/engine/targets/s3/pgJsonSource.ts';
 import { mapLimit } from '../../electron/engine/targets/s3/concurrency.ts';
 
 const manifest: PartitionManifest = {
@@ -145,6 +146,39 @@ describe('streaming helpers', () => {
     const out: string[] = [];
     for await (const l of lines(Readable.from(chunks))) out.push(l);
     expect(out).toEqual(['{"a":1}', '{"b":"ü"}', '{"c":3}']);
+  });
+
+  it('turns COPY text into blocks of whole records, undoing the doubled backslashes, wherever the chunks break', async () => {
+    // as COPY … TO STDOUT sends JSON text: every backslash doubled
+    const rows = ['{"a":"ü\\\\n"}', '{"b":"\\\\\\\\"}', '{"c":"é€"}', '{"d":4}'];
+    const bytes = Buffer.from(rows.map((r) => `${r}\n`).join(''));
+    for (let size = 1; size <= bytes.length; size++) {
+      const chunks: Buffer[] = [];
+      for (let at = 0; at < bytes.length; at += size) chunks.push(bytes.subarray(at, at + size));
+      const blocks = [];
+      for await (const b of copyBlocks(Readable.from(chunks))) blocks.push(b);
+      expect(blocks.every((b) => b.text.endsWith('\n') && countLines(b.text) === b.count)).toBe(true);
+      expect(blocks.map((b) => b.text).join('')).toBe('{"a":"ü\\n"}\n{"b":"\\\\"}\n{"c":"é€"}\n{"d":4}\n');
+      expect(blocks.reduce((n, b) => n + b.count, 0)).toBe(4);
+    }
+  });
+
+  it('gathers records into blocks and finds where a block splits between objects', async () => {
+    const blocks = [];
+    for await (const b of blocksOf(Readable.from(Array.from({ length: 30_000 }, (_, i) => `{"n":${i}}`)))) blocks.push(b);
+    expect(blocks.length).toBeGreaterThan(1);
+    expect(blocks.reduce((n, b) => n + b.count, 0)).toBe(30_000);
+    expect(
+      blocks
+        .map((b) => b.text)
+        .join('')
+        .split('\n')
+        .slice(0, -1)
+        .map((l) => (JSON.parse(l) as { n: number }).n),
+    ).toEqual(Array.from({ length: 30_000 }, (_, i) => i));
+    const text = 'a\nbb\nccc\n';
+    expect([1, 2, 3].map((n) => endOfLine(text, n))).toEqual([1, 4, 8]);
+    expect(countLines(text)).toBe(3);
   });
 
   it('mapLimit keeps order, bounds concurrency and reports the first failure', async () => {

@@ -1,7 +1,7 @@
 /**
  * Turns a partition's records into its data objects: each object is spooled to a local temp
  * file (gzip when asked) while its sha256 is taken, then uploaded under a name derived from
- * that sha256 (paths.dataObjectKey). Memory stays bounded by one chunk and the upload's parts,
+ * that sha256 (paths.dataObjectKey). Memory stays bounded by one block and the upload's parts,
  * whatever the partition's size.
  */
 import { createHash } from 'node:crypto';
@@ -16,6 +16,7 @@ import { AbortedError } from '../../executor/errors.ts';
 import type { S3Bucket } from './bucket.ts';
 import type { ManifestObject } from './manifest.ts';
 import { dataObjectKey } from './paths.ts';
+import { endOfLine, type RecordBlock } from './records.ts';
 
 /** What every object a backfill writes carries: tags (source=backfill, run_id, plan_hash) and metadata. */
 export interface ObjectLabels {
@@ -41,37 +42,34 @@ export interface WriterOptions extends UploadOptions {
   recordsPerObject: number;
 }
 
-const CHUNK_BYTES = 256 * 1024;
-
-export async function writeObjects(records: AsyncIterable<string>, opts: WriterOptions): Promise<ManifestObject[]> {
+export async function writeObjects(records: AsyncIterable<RecordBlock>, opts: WriterOptions): Promise<ManifestObject[]> {
   const dir = opts.keepIn ?? mkdtempSync(join(tmpdir(), 'bfr-s3-'));
   mkdirSync(dir, { recursive: true });
   const written: ManifestObject[] = [];
   try {
     let part: Spool | undefined;
-    let chunk: string[] = [];
-    let chunkBytes = 0;
-    const flush = async (): Promise<void> => {
-      if (part && chunk.length > 0) await part.write(chunk.join(''));
-      chunk = [];
-      chunkBytes = 0;
-    };
     const finishPart = async (): Promise<void> => {
       if (!part) return;
-      await flush();
       const spooled = await part.close();
       const ext = opts.gzip ? 'json.gz' : 'json';
       written.push(await uploadObject(spooled, written.length, ext, opts.gzip ? 'application/gzip' : 'application/x-ndjson', opts));
       part = undefined;
     };
-    for await (const record of records) {
-      if (opts.signal.aborted) throw new AbortedError();
-      part ??= new Spool(join(dir, `part-${written.length}`), opts.gzip);
-      chunk.push(record, '\n');
-      chunkBytes += record.length + 1;
-      part.records += 1;
-      if (chunkBytes >= CHUNK_BYTES) await flush();
-      if (part.records >= opts.recordsPerObject) await finishPart();
+    for await (const block of records) {
+      let { text, count } = block;
+      while (count > 0) {
+        if (opts.signal.aborted) throw new AbortedError();
+        part ??= new Spool(join(dir, `part-${written.length}`), opts.gzip);
+        const room = opts.recordsPerObject - part.records;
+        const take = Math.min(room, count);
+        // the block's first `take` lines go to this object, the rest to the next
+        const cut = take === count ? text.length : endOfLine(text, take) + 1;
+        await part.write(cut === text.length ? text : text.slice(0, cut));
+        part.records += take;
+        text = text.slice(cut);
+        count -= take;
+        if (part.records >= opts.recordsPerObject) await finishPart();
+      }
     }
     await finishPart();
     return written;

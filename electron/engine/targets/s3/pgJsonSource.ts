@@ -22,7 +22,7 @@ import type { ClientPool } from '../postgres/pool.ts';
 import { measureSourceSql, sourceAsTable } from '../postgres/statements.ts';
 import type { LakeSession, PartitionValues } from './lakeSession.ts';
 import { duckTypeOfPg, readerSql, DEFAULT_CSV } from './lakeSql.ts';
-import { lines } from './records.ts';
+import { countLines, type RecordBlock } from './records.ts';
 import type { LakeRelation, RecordSource, RecordStream, SourceCounts } from './sources.ts';
 
 export class PostgresRecordSource implements RecordSource {
@@ -73,15 +73,7 @@ export class PostgresRecordSource implements RecordSource {
     await pipeline(
       Readable.from(
         (async function* () {
-          let batch = '';
-          for await (const line of stream.records) {
-            batch += `${line}\n`;
-            if (batch.length >= 256 * 1024) {
-              yield batch;
-              batch = '';
-            }
-          }
-          if (batch !== '') yield batch;
+          for await (const block of stream.records) yield block.text;
         })(),
       ),
       createWriteStream(file),
@@ -104,18 +96,16 @@ export class PostgresRecordSource implements RecordSource {
     // The connection is taken when reading starts, so a partition that fails before (busy,
     // cleanup) holds none. A consumer that stops early (abort, failure) returns the generator:
     // its finally drops the half-read COPY's connection.
-    async function* rows(): AsyncGenerator<string> {
+    async function* rows(): AsyncGenerator<RecordBlock> {
       if (signal.aborted) return;
       const client = await pool.acquire();
       let broken = true;
       try {
         await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
         await setCopyParameters(client, copySource, params(partition));
-        // COPY's text format doubles every backslash; JSON text has no raw tab, newline or
-        // other control character for it to escape, so undoing the doubling is exact.
-        for await (const line of lines(copyTo(client, copySource.copySql))) {
-          records += 1;
-          yield line.includes('\\') ? line.replaceAll('\\\\', '\\') : line;
+        for await (const block of copyBlocks(copyTo(client, copySource.copySql))) {
+          records += block.count;
+          yield block;
         }
         await client.query('COMMIT');
         broken = false;
@@ -147,4 +137,30 @@ export class PostgresRecordSource implements RecordSource {
 
 export function params(partition: Partition, runId = 'read'): Record<string, string> {
   return { partition_start: partition.start, partition_end: partition.end, run_id: runId };
+}
+
+/**
+ * The rows of a one-column `COPY … TO STDOUT` (text format) as blocks of whole lines, one per
+ * chunk the server sent. COPY's text format doubles every backslash; JSON text has no raw tab,
+ * newline or other control character for it to escape, so undoing the doubling is exact.
+ */
+export async function* copyBlocks(stream: AsyncIterable<Buffer>): AsyncGenerator<RecordBlock> {
+  const decoder = new TextDecoder('utf-8', { fatal: true });
+  let rest = '';
+  const block = (text: string): RecordBlock => ({
+    text: text.includes('\\') ? text.replaceAll('\\\\', '\\') : text,
+    count: countLines(text),
+  });
+  for await (const chunk of stream) {
+    const text = rest + decoder.decode(chunk, { stream: true });
+    const end = text.lastIndexOf('\n');
+    if (end === -1) {
+      rest = text;
+      continue;
+    }
+    rest = text.slice(end + 1);
+    yield block(text.slice(0, end + 1));
+  }
+  rest += decoder.decode();
+  if (rest !== '') yield block(`${rest}\n`);
 }

@@ -23,6 +23,48 @@ export async function* lines(stream: AsyncIterable<Buffer | string>): AsyncGener
   if (rest.trim() !== '') yield rest.endsWith('\r') ? rest.slice(0, -1) : rest;
 }
 
+/**
+ * Records as they travel from a source to a writer: `text` holds `count` records, each a line
+ * ending with a newline. Blocks, not one string per record, so a million rows do not make
+ * a million strings and promises for the garbage collector (see bench (j)).
+ */
+export interface RecordBlock {
+  text: string;
+  count: number;
+}
+
+const BLOCK_CHARS = 256 * 1024;
+
+/** Records gathered into blocks of about 256 KB. */
+export async function* blocksOf(records: AsyncIterable<string>): AsyncGenerator<RecordBlock> {
+  let batch: string[] = [];
+  let chars = 0;
+  for await (const record of records) {
+    batch.push(record);
+    chars += record.length + 1;
+    if (chars >= BLOCK_CHARS) {
+      yield { text: `${batch.join('\n')}\n`, count: batch.length };
+      batch = [];
+      chars = 0;
+    }
+  }
+  if (batch.length > 0) yield { text: `${batch.join('\n')}\n`, count: batch.length };
+}
+
+/** Where the `n`th line of `text` ends (the index of its newline); n ≥ 1, and text holds that many. */
+export function endOfLine(text: string, n: number): number {
+  let at = -1;
+  for (let i = 0; i < n; i++) at = text.indexOf('\n', at + 1);
+  return at;
+}
+
+/** Newlines in `text`. */
+export function countLines(text: string): number {
+  let n = 0;
+  for (let at = text.indexOf('\n'); at !== -1; at = text.indexOf('\n', at + 1)) n += 1;
+  return n;
+}
+
 /** A record that is not one JSON value per line: names the object and the line. */
 export class BadRecordError extends Error {
   override readonly name = 'BadRecordError';

@@ -33,6 +33,7 @@ import { readOnlySavepoint, userFirstRow } from '../postgres/userQuery.ts';
 import { checkReadOnlySelect } from '../../sql/readOnlySelect.ts';
 import { isTransientS3Error } from './errors.ts';
 import { params } from './pgJsonSource.ts';
+import type { RecordBlock } from './records.ts';
 import type { S3RecordSource } from './sources.ts';
 
 export interface S3ToPostgresOptions {
@@ -296,16 +297,9 @@ export class S3ToPostgresTarget implements PartitionTarget {
  * JSON Lines as COPY text rows of one jsonb column: a backslash is COPY's escape character,
  * and a tab (legal between JSON tokens) its column separator, so both are escaped.
  */
-async function* copyText(records: AsyncIterable<string>): AsyncGenerator<string> {
-  let batch = '';
-  for await (const record of records) {
-    batch += `${record.replaceAll('\\', '\\\\').replaceAll('\t', '\\t').replaceAll('\r', '\\r')}\n`;
-    if (batch.length >= 256 * 1024) {
-      yield batch;
-      batch = '';
-    }
-  }
-  if (batch !== '') yield batch;
+async function* copyText(records: AsyncIterable<RecordBlock>): AsyncGenerator<string> {
+  // a record holds no newline: each of the block's lines stays one COPY row
+  for await (const block of records) yield block.text.replaceAll('\\', '\\\\').replaceAll('\t', '\\t').replaceAll('\r', '\\r');
 }
 
 /** A column name as a SQL string literal (names come from the catalog, not the user). */

@@ -19,7 +19,7 @@ import { sourceEncoding, streamsAsJsonLines } from './formats.ts';
 import { LakeSession, type PartitionValues } from './lakeSession.ts';
 import { readerSql, type Encoding } from './lakeSql.ts';
 import { isDataKey, manifestKeyOf, renderPath } from './paths.ts';
-import { lines, readRecords, type ObjectRef, type ReadCounts } from './records.ts';
+import { blocksOf, lines, readRecords, type ObjectRef, type ReadCounts, type RecordBlock } from './records.ts';
 import { checkPartitionSize, stageObjects } from './stage.ts';
 
 export interface SourceCounts {
@@ -30,7 +30,7 @@ export interface SourceCounts {
 }
 
 export interface RecordStream {
-  records: AsyncIterable<string>;
+  records: AsyncIterable<RecordBlock>;
   /** Final once `records` is exhausted. */
   counts(): SourceCounts;
 }
@@ -192,9 +192,9 @@ export class S3RecordSource implements RecordSource {
     const objects = await this.objectsOf(partition);
     const counts: ReadCounts = { objects: 0, bytes: 0, records: 0 };
     const gzip = this.encoding.compression === undefined ? undefined : this.encoding.compression === 'gzip';
-    const records = this.streams(objects)
-      ? readRecords(this.bucket, objects, gzip, counts, signal)
-      : this.convertedRecords(partition, counts, signal);
+    const records = blocksOf(
+      this.streams(objects) ? readRecords(this.bucket, objects, gzip, counts, signal) : this.convertedRecords(partition, counts, signal),
+    );
     return { records, counts: () => ({ ...counts }) };
   }
 
