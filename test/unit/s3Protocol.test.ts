@@ -148,18 +148,19 @@ describe('streaming helpers', () => {
     expect(out).toEqual(['{"a":1}', '{"b":"ü"}', '{"c":3}']);
   });
 
-  it('turns COPY text into blocks of whole records, undoing the doubled backslashes, wherever the chunks break', async () => {
+  it('turns COPY text into blocks of whole records, one line per record joined by RS, undoing the doubled backslashes, wherever the chunks break', async () => {
     // as COPY … TO STDOUT sends JSON text: every backslash doubled
-    const rows = ['{"a":"ü\\\\n"}', '{"b":"\\\\\\\\"}', '{"c":"é€"}', '{"d":4}'];
-    const bytes = Buffer.from(rows.map((r) => `${r}\n`).join(''));
+    const rows = ['{"a":"ü\\\\n"}', '{"b":"\\\\\\\\"}', '{"c":"é€"}', '{"d":4}', '{"e":"\\\\\\\\\\\\"}'];
+    // the server joins records into COPY rows with RS (0x1e): here the first two, and the last three
+    const bytes = Buffer.from(`${rows[0]}\x1e${rows[1]}\n${rows[2]}\x1e${rows[3]}\x1e${rows[4]}\n`);
     for (let size = 1; size <= bytes.length; size++) {
       const chunks: Buffer[] = [];
       for (let at = 0; at < bytes.length; at += size) chunks.push(bytes.subarray(at, at + size));
       const blocks = [];
       for await (const b of copyBlocks(Readable.from(chunks))) blocks.push(b);
-      expect(blocks.every((b) => b.text.endsWith('\n') && countLines(b.text) === b.count)).toBe(true);
-      expect(blocks.map((b) => b.text).join('')).toBe('{"a":"ü\\n"}\n{"b":"\\\\"}\n{"c":"é€"}\n{"d":4}\n');
-      expect(blocks.reduce((n, b) => n + b.count, 0)).toBe(4);
+      expect(blocks.every((b) => b.data.at(-1) === 0x0a && countLines(b.data) === b.count)).toBe(true);
+      expect(Buffer.concat(blocks.map((b) => b.data)).toString()).toBe('{"a":"ü\\n"}\n{"b":"\\\\"}\n{"c":"é€"}\n{"d":4}\n{"e":"\\\\\\"}\n');
+      expect(blocks.reduce((n, b) => n + b.count, 0)).toBe(5);
     }
   });
 
@@ -169,14 +170,13 @@ describe('streaming helpers', () => {
     expect(blocks.length).toBeGreaterThan(1);
     expect(blocks.reduce((n, b) => n + b.count, 0)).toBe(30_000);
     expect(
-      blocks
-        .map((b) => b.text)
-        .join('')
+      Buffer.concat(blocks.map((b) => b.data))
+        .toString()
         .split('\n')
         .slice(0, -1)
         .map((l) => (JSON.parse(l) as { n: number }).n),
     ).toEqual(Array.from({ length: 30_000 }, (_, i) => i));
-    const text = 'a\nbb\nccc\n';
+    const text = Buffer.from('a\nbb\nccc\n');
     expect([1, 2, 3].map((n) => endOfLine(text, n))).toEqual([1, 4, 8]);
     expect(countLines(text)).toBe(3);
   });

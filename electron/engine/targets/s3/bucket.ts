@@ -1,13 +1,15 @@
 /**
  * One bucket through one S3 client: paginated listings, streaming reads, small PUTs, multipart
- * uploads (lib-storage), server-side copies and batched deletes, each with bounded concurrency.
+ * uploads streamed from local files, server-side copies and batched deletes, each with bounded
+ * concurrency.
  */
 import { createReadStream } from 'node:fs';
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { s3Sdk, storageSdk } from './sdk.ts';
+import { s3Sdk } from './sdk.ts';
+import { MAX_ATTEMPTS } from './client.ts';
 import { mapLimit } from './concurrency.ts';
-import { describeS3Error, isNotFound, s3ErrorCode } from './errors.ts';
+import { describeS3Error, isNotFound, isTransientS3Error, s3ErrorCode } from './errors.ts';
 import { s3Url } from './paths.ts';
 import { InputError } from '../../../../shared/errors.ts';
 import { s3KeyProblem } from '../../../../shared/s3Keys.ts';
@@ -50,29 +52,11 @@ const DELETE_BATCH = 1000;
 type UploadListener = (uploadId: string) => void;
 
 export class S3Bucket {
-  /** key → who wants to know the upload id the moment S3 hands it out */
-  private readonly uploadListeners = new Map<string, UploadListener>();
-
   constructor(
     readonly name: string,
     readonly client: S3Client,
     readonly concurrency: number,
-  ) {
-    // **Important**: the upload id is recorded as soon as CreateMultipartUpload answers, before
-    // any part is sent, so a crash mid-upload leaves an id the next run can abort.
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const result = await next(args);
-        if (context.commandName === 'CreateMultipartUploadCommand') {
-          const key = (args.input as { Key?: string }).Key ?? '';
-          const uploadId = (result.output as { UploadId?: string }).UploadId;
-          if (uploadId) this.uploadListeners.get(key)?.(uploadId);
-        }
-        return result;
-      },
-      { step: 'initialize', name: 'backfillRunbookUploadIds' },
-    );
-  }
+  ) {}
 
   url(key: string): string {
     return s3Url(this.name, key);
@@ -193,10 +177,14 @@ export class S3Bucket {
   }
 
   /**
-   * Uploads a local file: one PUT when it is small, a multipart upload of `concurrency` parts
-   * in flight otherwise. `onUploadId` hears the multipart upload's id before any part is sent.
-   * On failure lib-storage aborts the upload; if that abort fails too, the id recorded through
+   * Uploads a local file: one PUT when it is small, a multipart upload of up to four parts in
+   * flight otherwise. `onUploadId` hears the multipart upload's id before any part is sent. On
+   * failure the upload is aborted; if that abort fails too, the id recorded through
    * `onUploadId` lets the caller abort it later.
+   *
+   * Every request body is a stream of the file's own bytes (a range of it for a part), never a
+   * copy in memory: an export's peak memory does not grow with its parts (bench (e), (j)). The
+   * SDK does not retry a streamed body, so each request is retried here, with a fresh stream.
    */
   async uploadFile(
     key: string,
@@ -208,35 +196,63 @@ export class S3Bucket {
     labels: ObjectLabelsArg = {},
   ): Promise<void> {
     checkedKey(key);
+    const sdk = s3Sdk();
+    // on the PUT, or on CreateMultipartUpload: the object carries them from its first instant
+    const head = {
+      Bucket: this.name,
+      Key: key,
+      ContentType: contentType,
+      ...(labels.tags ? { Tagging: taggingHeader(labels.tags) } : {}),
+      ...(labels.metadata ? { Metadata: labels.metadata } : {}),
+    };
+    const range = (start: number, length: number): Readable =>
+      length === 0 ? Readable.from([]) : createReadStream(file, { start, end: start + length - 1, highWaterMark: 256 * 1024 });
     const partSize = Math.max(PART_SIZE, Math.ceil(size / 9000));
-    this.uploadListeners.set(key, onUploadId);
+    if (size <= partSize) {
+      await retried(signal, () =>
+        this.client.send(new sdk.PutObjectCommand({ ...head, Body: range(0, size), ContentLength: size }), { abortSignal: signal }),
+      );
+      return;
+    }
+    const created = await retried(signal, () => this.client.send(new sdk.CreateMultipartUploadCommand(head), { abortSignal: signal }));
+    const uploadId = created.UploadId ?? '';
+    // **Important**: recorded before any part is sent, so a crash mid-upload leaves an id the
+    // next run can abort.
+    onUploadId(uploadId);
     try {
-      const upload = new (storageSdk().Upload)({
-        client: this.client,
-        params: {
-          Bucket: this.name,
-          Key: key,
-          Body: createReadStream(file, { highWaterMark: 1024 * 1024 }),
-          ContentType: contentType,
-          ContentLength: size,
-          // on the PUT, or on CreateMultipartUpload: the object carries them from its first instant
-          ...(labels.tags ? { Tagging: taggingHeader(labels.tags) } : {}),
-          ...(labels.metadata ? { Metadata: labels.metadata } : {}),
-        },
-        partSize,
-        // lib-storage holds queueSize parts in memory: 4 × 8 MiB bounds an upload at 32 MiB
-        queueSize: Math.max(1, Math.min(4, this.concurrency)),
-        leavePartsOnError: false,
+      const parts = Array.from({ length: Math.ceil(size / partSize) }, (_, i) => i);
+      const etags = await mapLimit(parts, Math.max(1, Math.min(4, this.concurrency)), async (i) => {
+        const length = Math.min(partSize, size - i * partSize);
+        const r = await retried(signal, () =>
+          this.client.send(
+            new sdk.UploadPartCommand({
+              Bucket: this.name,
+              Key: key,
+              UploadId: uploadId,
+              PartNumber: i + 1,
+              Body: range(i * partSize, length),
+              ContentLength: length,
+            }),
+            { abortSignal: signal },
+          ),
+        );
+        return r.ETag ?? '';
       });
-      const abort = (): void => void upload.abort().catch(() => undefined);
-      signal?.addEventListener('abort', abort, { once: true });
-      try {
-        await upload.done();
-      } finally {
-        signal?.removeEventListener('abort', abort);
-      }
-    } finally {
-      this.uploadListeners.delete(key);
+      await retried(signal, () =>
+        this.client.send(
+          new sdk.CompleteMultipartUploadCommand({
+            Bucket: this.name,
+            Key: key,
+            UploadId: uploadId,
+            MultipartUpload: { Parts: etags.map((ETag, i) => ({ ETag, PartNumber: i + 1 })) },
+          }),
+        ),
+      );
+    } catch (err) {
+      await this.client
+        .send(new sdk.AbortMultipartUploadCommand({ Bucket: this.name, Key: key, UploadId: uploadId }))
+        .catch(() => undefined);
+      throw err;
     }
   }
 
@@ -304,4 +320,21 @@ export function encodeCopySource(key: string): string {
     .split('/')
     .map((part) => encodeURIComponent(part).replace(/%(23|3D|3A|40|2C|24|3B|26)/g, (escaped) => decodeURIComponent(escaped)))
     .join('/');
+}
+
+/**
+ * `send` again after a transient failure (throttling, a 5xx, a dropped connection), up to the
+ * client's MAX_ATTEMPTS, backing off as the SDK does: for requests whose body is a stream,
+ * which the SDK sends once only. `send` builds the request (and its stream) anew each time.
+ */
+async function retried<T>(signal: AbortSignal | undefined, send: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await send();
+    } catch (err) {
+      if (attempt >= MAX_ATTEMPTS || signal?.aborted || !isTransientS3Error(err)) throw err;
+      const wait = Math.min(20_000, 100 * 2 ** attempt) * (0.5 + Math.random() / 2);
+      await new Promise((done) => setTimeout(done, wait));
+    }
+  }
 }

@@ -24,7 +24,7 @@ export interface S3Endpoint {
 
 /** Requests in flight at once per connection: parts of an upload, copies of a snapshot. */
 export const DEFAULT_S3_CONCURRENCY = 8;
-const MAX_ATTEMPTS = 6;
+export const MAX_ATTEMPTS = 6;
 
 /** Reads the connection's credentials from the environment; never from files. */
 export function s3Endpoint(name: string, connection: S3Connection, env: NodeJS.ProcessEnv): S3Endpoint {
@@ -108,6 +108,9 @@ function newClient(endpoint: S3Endpoint, concurrency: number): S3Client {
     ...(endpoint.unsigned ? { credentials: { accessKeyId: 'unsigned', secretAccessKey: 'unsigned' } } : {}),
     maxAttempts: MAX_ATTEMPTS,
     retryMode: 'standard',
+    // The SDK would print its own warnings on the console (a failed streamed body, which
+    // bucket.ts retries itself): run-backfill reports failures in its own words.
+    logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
     // S3-compatible servers often reject the SDK's newer default checksum trailers; object
     // integrity is checked by size after upload and by sha256 in the manifest instead.
     ...(connection.endpoint !== undefined

@@ -56,17 +56,17 @@ export async function writeObjects(records: AsyncIterable<RecordBlock>, opts: Wr
       part = undefined;
     };
     for await (const block of records) {
-      let { text, count } = block;
+      let { data, count } = block;
       while (count > 0) {
         if (opts.signal.aborted) throw new AbortedError();
         part ??= new Spool(join(dir, `part-${written.length}`), opts.gzip);
         const room = opts.recordsPerObject - part.records;
         const take = Math.min(room, count);
         // the block's first `take` lines go to this object, the rest to the next
-        const cut = take === count ? text.length : endOfLine(text, take) + 1;
-        await part.write(cut === text.length ? text : text.slice(0, cut));
+        const cut = take === count ? data.length : endOfLine(data, take) + 1;
+        await part.write(cut === data.length ? data : data.subarray(0, cut));
         part.records += take;
-        text = text.slice(cut);
+        data = data.subarray(cut);
         count -= take;
         if (part.records >= opts.recordsPerObject) await finishPart();
       }
@@ -116,8 +116,8 @@ class Spool {
     this.done.catch(() => undefined); // surfaced by close()
   }
 
-  async write(text: string): Promise<void> {
-    if (!this.input.write(text)) await once(this.input, 'drain');
+  async write(data: Buffer): Promise<void> {
+    if (!this.input.write(data)) await once(this.input, 'drain');
   }
 
   async close(): Promise<Spooled> {

@@ -299,7 +299,7 @@ export class S3ToPostgresTarget implements PartitionTarget {
  */
 async function* copyText(records: AsyncIterable<RecordBlock>): AsyncGenerator<string> {
   // a record holds no newline: each of the block's lines stays one COPY row
-  for await (const block of records) yield block.text.replaceAll('\\', '\\\\').replaceAll('\t', '\\t').replaceAll('\r', '\\r');
+  for await (const block of records) yield block.data.toString().replaceAll('\\', '\\\\').replaceAll('\t', '\\t').replaceAll('\r', '\\r');
 }
 
 /** A column name as a SQL string literal (names come from the catalog, not the user). */
