@@ -17,6 +17,23 @@ function detailOf(e: TimelineEntry): Obj {
   }
 }
 
+/**
+ * The entry as pretty JSON, for its "raw entry" view: the detail parsed, or kept as the text it
+ * is when the store holds something that is not JSON (a hand-edited or damaged file).
+ */
+export function rawEntry(e: TimelineEntry): string {
+  let detail: unknown = {};
+  if (e.detail !== '') {
+    try {
+      detail = JSON.parse(e.detail) as unknown;
+    } catch {
+      detail = e.detail;
+    }
+  }
+  const { seq, at, event, entity, entityId, fromStatus, toStatus, actor } = e;
+  return JSON.stringify({ seq, at, event, entity, entityId, fromStatus, toStatus, actor, detail }, null, 2);
+}
+
 const text = (v: unknown): string =>
   typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : JSON.stringify(v);
 const short = (hash: unknown) => (typeof hash === 'string' ? `${hash.slice(0, 12)}…` : '');

@@ -6,7 +6,7 @@
  */
 import { useState } from 'react';
 import type { RunDetail, TimelineEntry } from '../../shared/contractTypes.ts';
-import { timelineSentence } from '../../shared/timelineSentence.ts';
+import { rawEntry, timelineSentence } from '../../shared/timelineSentence.ts';
 import { ChangeCharts } from '../components/ChangeCharts.tsx';
 import { EvidenceViewer } from '../components/EvidenceViewer.tsx';
 import { NoteSections } from '../components/NoteBlocks.tsx';
@@ -121,30 +121,22 @@ function Timeline({ entries }: { entries: readonly TimelineEntry[] }) {
           <li key={e.seq} className={`timeline-${s.tone}`}>
             <span className="timeline-at mono small">{when(e.at)}</span> <span className="timeline-text">{s.text}</span>{' '}
             <span className="muted small">— {e.actor}</span>
-            <details className="raw-json">
-              <summary>Raw entry #{e.seq}</summary>
-              <pre className="json">
-                {JSON.stringify(
-                  {
-                    seq: e.seq,
-                    at: e.at,
-                    event: e.event,
-                    entity: e.entity,
-                    entityId: e.entityId,
-                    fromStatus: e.fromStatus,
-                    toStatus: e.toStatus,
-                    actor: e.actor,
-                    detail: e.detail === '' ? {} : (JSON.parse(e.detail) as unknown),
-                  },
-                  null,
-                  2,
-                )}
-              </pre>
-            </details>
+            <RawEntry entry={e} />
           </li>
         );
       })}
     </ol>
+  );
+}
+
+/** One entry's raw JSON, rendered when opened: a long history does not stringify every entry up front. */
+function RawEntry({ entry }: { entry: TimelineEntry }) {
+  const [open, setOpen] = useState(false);
+  return (
+    <details className="raw-json" onToggle={(ev) => setOpen(ev.currentTarget.open)}>
+      <summary>Raw entry #{entry.seq}</summary>
+      {open && <pre className="json">{rawEntry(entry)}</pre>}
+    </details>
   );
 }
 

@@ -5,7 +5,7 @@
 import { hostname } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import type { TimelineEntry } from '../../shared/contractTypes.ts';
-import { timelineSentence } from '../../shared/timelineSentence.ts';
+import { rawEntry, timelineSentence } from '../../shared/timelineSentence.ts';
 import { runLiveness } from '../../electron/engine/executor/liveness.ts';
 
 const entry = (over: Partial<TimelineEntry>): TimelineEntry => ({
@@ -63,6 +63,16 @@ describe('the timeline as sentences', () => {
     [entry({ event: 'something.new', entity: 'thing', entityId: 'x', detail: 'not json' }), 'bob: something.new thing x', 'info'],
   ])('%#: %s', (e, text, tone) => {
     expect(timelineSentence(e)).toEqual({ text, tone });
+  });
+
+  it('shows the raw entry with its detail parsed, or as the text it is when the store holds something that is not JSON', () => {
+    expect(JSON.parse(rawEntry(entry({ detail: '{"attempt":2}' }))) as unknown).toMatchObject({
+      seq: 1,
+      event: 'run.created',
+      detail: { attempt: 2 },
+    });
+    expect(JSON.parse(rawEntry(entry({ detail: '{"attempt":' }))) as unknown).toMatchObject({ actor: 'bob', detail: '{"attempt":' });
+    expect(JSON.parse(rawEntry(entry({}))) as unknown).toMatchObject({ detail: {} });
   });
 });
 
