@@ -90,18 +90,23 @@ async function bisect(args: BisectArgs, after: Run, before: Run): Promise<{ chan
   const leafRows = args.leafRows ?? LEAF_ROWS;
   const digestsA = new Map<string, string>();
   const digestsB = new Map<string, string>();
-  const [a, b] = args.direct
-    ? [await level(after, sideTotalsSql(args.source.sql, shape), {}), await level(before, sideTotalsSql(args.target.sql, shape), {})]
-    : [
-        await level(after, rangeSumsSql(args.source.sql, shape, true), { len }),
-        await level(before, rangeSumsSql(args.target.sql, shape, true), { len }),
-      ];
+  // Each level asks both sides at once: they are separate sessions (often separate servers).
+  const [a, b] = await Promise.all(
+    args.direct
+      ? [level(after, sideTotalsSql(args.source.sql, shape), {}), level(before, sideTotalsSql(args.target.sql, shape), {})]
+      : [
+          level(after, rangeSumsSql(args.source.sql, shape, true), { len }),
+          level(before, rangeSumsSql(args.target.sql, shape, true), { len }),
+        ],
+  );
   const [totalA, totalB] = [a.rows.find((r) => Number(r.g) === 1) ?? {}, b.rows.find((r) => Number(r.g) === 1) ?? {}];
   result.after = Number(totalA.n ?? 0);
   result.before = Number(totalB.n ?? 0);
   if (args.direct) {
-    await readDigests(after, rangeDigestsSql(args.source.sql, shape, true), len, [], digestsA);
-    await readDigests(before, rangeDigestsSql(args.target.sql, shape, true), len, [], digestsB);
+    await Promise.all([
+      readDigests(after, rangeDigestsSql(args.source.sql, shape, true), len, [], digestsA),
+      readDigests(before, rangeDigestsSql(args.target.sql, shape, true), len, [], digestsB),
+    ]);
   }
   let differing = args.direct ? [] : differ(a.ranges, b.ranges);
   while (differing.length > 0) {
@@ -113,15 +118,17 @@ async function bisect(args: BisectArgs, after: Run, before: Run): Promise<{ chan
         result.notes.push(`stopped after ${digestsA.size + digestsB.size} row digests: the counts cover only the ranges read`);
         break;
       }
-      await readDigests(after, rangeDigestsSql(args.source.sql, shape), len, leaves, digestsA);
-      await readDigests(before, rangeDigestsSql(args.target.sql, shape), len, leaves, digestsB);
+      await Promise.all([
+        readDigests(after, rangeDigestsSql(args.source.sql, shape), len, leaves, digestsA),
+        readDigests(before, rangeDigestsSql(args.target.sql, shape), len, leaves, digestsB),
+      ]);
     }
     if (split.length === 0) break;
     len += 1;
-    const [nextA, nextB] = [
-      await level(after, rangeSumsSql(args.source.sql, shape, false), { len, parents: split }),
-      await level(before, rangeSumsSql(args.target.sql, shape, false), { len, parents: split }),
-    ];
+    const [nextA, nextB] = await Promise.all([
+      level(after, rangeSumsSql(args.source.sql, shape, false), { len, parents: split }),
+      level(before, rangeSumsSql(args.target.sql, shape, false), { len, parents: split }),
+    ]);
     differing = differ(nextA.ranges, nextB.ranges);
   }
   result.digestRows = digestsA.size + digestsB.size;
@@ -150,10 +157,10 @@ async function bisect(args: BisectArgs, after: Run, before: Run): Promise<{ chan
   const [detailsA, detailsB] =
     detailed.length === 0
       ? [new Map<string, Detail>(), new Map<string, Detail>()]
-      : [
-          await readDetails(after, keyDetailsSql(args.source.sql, shape), detailed, sample),
-          await readDetails(before, keyDetailsSql(args.target.sql, shape), detailed, sample),
-        ];
+      : await Promise.all([
+          readDetails(after, keyDetailsSql(args.source.sql, shape), detailed, sample),
+          readDetails(before, keyDetailsSql(args.target.sql, shape), detailed, sample),
+        ]);
   const moved = compareDetails(args, result, kinds, detailsA, detailsB, detailed !== ordered);
   result.measures = shape.measures.map((i, m) => {
     const column = shape.columns[i]?.name ?? '';
