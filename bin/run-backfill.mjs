@@ -5,12 +5,31 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { setFlagsFromString } from 'node:v8';
 
-// **Important**: WebAssembly is compiled by V8's baseline compiler only, before any module is
-// loaded. Node lexes every CommonJS package an ES module imports with a WebAssembly lexer, and
-// the SQL parser (libpg-query) is WebAssembly too; their tier-up to the optimising compiler
-// runs on a background thread whose scratch memory (about 20 MB) stays resident for the rest
-// of the run, at random. Neither needs the speed (bench (e) and (j): peak RSS of an export).
-setFlagsFromString('--liftoff-only');
+// **Important**: for the commands that move data, WebAssembly is compiled by V8's baseline
+// compiler only, before any module is loaded. Node lexes every CommonJS package an ES module
+// imports with a WebAssembly lexer, and the SQL parser (libpg-query) is WebAssembly too; their
+// tier-up to the optimising compiler runs on a background thread whose scratch memory (about
+// 20 MB) stays resident for the rest of the run, at random. A run needs neither at full speed
+// (bench (e) and (j): peak RSS of an export). The commands that only read or sign start about
+// 15 ms sooner with the tier-up (bench (h)), and hold little memory anyway.
+const QUICK = new Set([
+  'status',
+  'tune',
+  'abandon',
+  'notify',
+  'identity',
+  'signoff',
+  'sign',
+  'verify',
+  'export',
+  'archive',
+  'help',
+  '--help',
+  '-h',
+  '--version',
+  '-V',
+]);
+if (!QUICK.has(process.argv[2] ?? '')) setFlagsFromString('--liftoff-only');
 
 const bundle = fileURLToPath(new URL('../dist/node/run-backfill.mjs', import.meta.url));
 if (!existsSync(bundle)) {
