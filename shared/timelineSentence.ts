@@ -7,31 +7,25 @@ import type { TimelineEntry } from './contractTypes.ts';
 
 type Obj = Record<string, unknown>;
 
-function detailOf(e: TimelineEntry): Obj {
+/** The entry's detail parsed, `{}` when empty, or its text as it is when it is not JSON (a hand-edited or damaged store). */
+function parsedDetail(e: TimelineEntry): unknown {
   if (e.detail === '') return {};
   try {
-    const parsed = JSON.parse(e.detail) as unknown;
-    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Obj) : {};
+    return JSON.parse(e.detail) as unknown;
   } catch {
-    return {};
+    return e.detail;
   }
 }
 
-/**
- * The entry as pretty JSON, for its "raw entry" view: the detail parsed, or kept as the text it
- * is when the store holds something that is not JSON (a hand-edited or damaged file).
- */
+function detailOf(e: TimelineEntry): Obj {
+  const parsed = parsedDetail(e);
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? (parsed as Obj) : {};
+}
+
+/** The entry as pretty JSON, for its "raw entry" view (the detail as parsedDetail gives it). */
 export function rawEntry(e: TimelineEntry): string {
-  let detail: unknown = {};
-  if (e.detail !== '') {
-    try {
-      detail = JSON.parse(e.detail) as unknown;
-    } catch {
-      detail = e.detail;
-    }
-  }
   const { seq, at, event, entity, entityId, fromStatus, toStatus, actor } = e;
-  return JSON.stringify({ seq, at, event, entity, entityId, fromStatus, toStatus, actor, detail }, null, 2);
+  return JSON.stringify({ seq, at, event, entity, entityId, fromStatus, toStatus, actor, detail: parsedDetail(e) }, null, 2);
 }
 
 const text = (v: unknown): string =>

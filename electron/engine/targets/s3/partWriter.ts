@@ -1,8 +1,8 @@
 /**
  * Turns a partition's records into its data objects: each object is spooled to a local temp
  * file (gzip when asked) while its sha256 is taken, then uploaded under a name derived from
- * that sha256 (paths.dataObjectKey). Memory stays bounded by one block and the upload's parts,
- * whatever the partition's size.
+ * that sha256 (paths.dataObjectKey), streamed from that file (bucket.uploadFile). Memory stays
+ * bounded by one block, whatever the partition's size.
  */
 import { createHash } from 'node:crypto';
 import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
@@ -64,7 +64,7 @@ export async function writeObjects(records: AsyncIterable<RecordBlock>, opts: Wr
         const take = Math.min(room, count);
         // the block's first `take` lines go to this object, the rest to the next
         const cut = take === count ? data.length : endOfLine(data, take) + 1;
-        await part.write(cut === data.length ? data : data.subarray(0, cut));
+        await part.write(data.subarray(0, cut));
         part.records += take;
         data = data.subarray(cut);
         count -= take;

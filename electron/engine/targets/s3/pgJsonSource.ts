@@ -27,7 +27,7 @@ import type { ClientPool } from '../postgres/pool.ts';
 import { measureSourceSql, sourceAsTable } from '../postgres/statements.ts';
 import type { LakeSession, PartitionValues } from './lakeSession.ts';
 import { duckTypeOfPg, readerSql, DEFAULT_CSV } from './lakeSql.ts';
-import { countLines, type RecordBlock } from './records.ts';
+import { countLines, NEWLINE, type RecordBlock } from './records.ts';
 import type { LakeRelation, RecordSource, RecordStream, SourceCounts } from './sources.ts';
 
 export class PostgresRecordSource implements RecordSource {
@@ -177,7 +177,6 @@ function block(lines: Buffer): RecordBlock {
 /** Bytes of records per COPY row (the server's groups; a larger record is a row of its own). */
 const GROUP_BYTES = 256 * 1024;
 const RS = 0x1e;
-const NEWLINE = 0x0a;
 const BACKSLASH = 0x5c;
 
 /** `\\` → `\` throughout: every backslash in COPY's text output comes doubled. */

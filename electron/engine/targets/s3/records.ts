@@ -52,7 +52,7 @@ export async function* blocksOf(records: AsyncIterable<string>): AsyncGenerator<
   if (batch.length > 0) yield { data: Buffer.from(`${batch.join('\n')}\n`), count: batch.length };
 }
 
-const NEWLINE = 0x0a;
+export const NEWLINE = 0x0a;
 
 /** Where the `n`th line of `data` ends (the index of its newline); n ≥ 1, and data holds that many. */
 export function endOfLine(data: Buffer, n: number): number {
