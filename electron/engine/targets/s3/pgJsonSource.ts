@@ -28,12 +28,17 @@ import { measureSourceSql, sourceAsTable } from '../postgres/statements.ts';
 import type { LakeSession, PartitionValues } from './lakeSession.ts';
 import { duckTypeOfPg, readerSql, DEFAULT_CSV } from './lakeSql.ts';
 import { countLines, NEWLINE, type RecordBlock } from './records.ts';
+import { parquetColumns, type ParquetColumn } from './pgParquet.ts';
 import type { LakeRelation, RecordSource, RecordStream, SourceCounts } from './sources.ts';
 
 export class PostgresRecordSource implements RecordSource {
   private copySource: CopySource | undefined;
+  /** the same rows for DuckDB's JSON reader (numerics as strings, see prepare) */
+  private spoolSource: CopySource | undefined;
   /** The query's columns as DuckDB types: JSON Lines written from its rows read back exactly. */
-  private columns: { name: string; type: string }[] = [];
+  private columns: { name: string; type: string; pgType: string }[] = [];
+  /** The same rows, for the Parquet writer (pgParquet.ts), prepared on first use: null when it cannot take them. */
+  private parquet: { columns: ParquetColumn[]; copySource: CopySource } | null | undefined;
 
   constructor(
     private readonly pool: ClientPool,
@@ -47,9 +52,6 @@ export class PostgresRecordSource implements RecordSource {
     if (this.copySource) return;
     const origin = { field: 'source.query', where: this.where };
     await checkReadOnlySelect(this.sourceQuery, origin);
-    const json = `SELECT row_to_json(q)::text COLLATE "C" AS j FROM ${sourceAsTable(this.sourceQuery).replace(/AS src$/, 'AS q')}`;
-    // In order, joined by RS into COPY rows of about GROUP_BYTES each (see copyBlocks).
-    const ordered = `SELECT string_agg(j, chr(30) ORDER BY j) AS j FROM (SELECT j, (sum(octet_length(j)) OVER (ORDER BY j ROWS UNBOUNDED PRECEDING) - octet_length(j)) / ${GROUP_BYTES} AS g FROM (${json}) AS s) AS n GROUP BY g ORDER BY g`;
     this.columns = await this.pool.read(async (c) => {
       const probe = await query(
         c,
@@ -60,20 +62,96 @@ export class PostgresRecordSource implements RecordSource {
       });
       const types = await query<{ t: string }>(
         c,
-        'SELECT format_type(f.oid, f.mod) AS t FROM unnest(CAST(:oids AS oid[]), CAST(:mods AS int[])) WITH ORDINALITY AS f(oid, mod, n) ORDER BY f.n',
+        // a domain as its base type (one level), so a domain over numeric or integer keeps its type
+        `SELECT CASE WHEN t.typtype = 'd' THEN format_type(t.typbasetype, t.typtypmod) ELSE format_type(f.oid, f.mod) END AS t
+           FROM unnest(CAST(:oids AS oid[]), CAST(:mods AS int[])) WITH ORDINALITY AS f(oid, mod, n)
+           LEFT JOIN pg_catalog.pg_type AS t ON t.oid = f.oid ORDER BY f.n`,
         {
           oids: `{${probe.fields.map((f) => f.dataTypeID).join(',')}}`,
           mods: `{${probe.fields.map((f) => f.dataTypeModifier).join(',')}}`,
         },
       );
-      return probe.fields.map((f, i) => ({ name: f.name, type: duckTypeOfPg(types.rows[i]?.t ?? 'text') }));
+      return probe.fields.map((f, i) => {
+        const pgType = types.rows[i]?.t ?? 'text';
+        return { name: f.name, type: duckTypeOfPg(pgType), pgType };
+      });
     });
-    this.copySource = await this.pool.read((c) => prepareCopySource(c, ordered, 'src.j'));
+    this.copySource = await this.pool.read((c) => prepareCopySource(c, this.orderedRows(), 'src.j'));
+    // DuckDB reads every JSON number through a double: numerics travel to it as strings.
+    const names = new Set(this.columns.map((c) => c.name));
+    const exact = this.columns.some((c) => /^numeric\b/.test(c.pgType)) && names.size === this.columns.length;
+    this.spoolSource = exact
+      ? await this.pool.read((c) => prepareCopySource(c, this.orderedRows(this.numericsAsText()), 'src.j'))
+      : this.copySource;
+  }
+
+  /**
+   * The partition's rows in content order (see the file's comment), joined by RS into COPY rows
+   * of about GROUP_BYTES each (see copyBlocks): each row's JSON object, or `item` (an expression
+   * over `q`, the query's row, and `r`, numericsAsText's row) in its place, in the same order.
+   */
+  private orderedRows(item?: { sql: string; lateral: string }): string {
+    const from = sourceAsTable(this.sourceQuery).replace(/AS src$/, 'AS q');
+    const rows = item
+      ? `SELECT row_to_json(q.*)::text COLLATE "C" AS j, ${item.sql} AS a FROM ${from} CROSS JOIN LATERAL ${item.lateral}`
+      : `SELECT row_to_json(q.*)::text COLLATE "C" AS j, NULL::text AS a FROM ${from}`;
+    const a = item ? 'a' : 'j';
+    return `SELECT string_agg(${a}, chr(30) ORDER BY j) AS j FROM (SELECT j, a, (sum(octet_length(${a})) OVER (ORDER BY j ROWS UNBOUNDED PRECEDING) - octet_length(${a})) / ${GROUP_BYTES} AS g FROM (${rows}) AS s) AS n GROUP BY g ORDER BY g`;
+  }
+
+  /** The row's JSON with every numeric as a JSON string (its exact digits), the other columns as row_to_json has them. */
+  private numericsAsText(): { sql: string; lateral: string } {
+    const list = this.columns.map((c) => {
+      const ref = `q."${c.name.replaceAll('"', '""')}"`;
+      return `${/^numeric\b/.test(c.pgType) ? `${ref}::text` : ref} AS "${c.name.replaceAll('"', '""')}"`;
+    });
+    return { sql: 'row_to_json(r.*)::text', lateral: `(SELECT ${list.join(', ')}) AS r` };
+  }
+
+  /**
+   * The partition's rows as a binary COPY for the Parquet writer (pgParquet.ts), in the same
+   * order as `open`, with its columns; undefined when a column's type needs the DuckDB path.
+   */
+  async openParquet(
+    partition: Partition,
+    signal: AbortSignal,
+  ): Promise<{ chunks: AsyncIterable<Buffer>; columns: ParquetColumn[] } | undefined> {
+    if (!this.copySource) throw new Error('prepare() must run before reading partitions');
+    if (this.parquet === undefined) {
+      const columns = parquetColumns(this.columns);
+      if (!columns) this.parquet = null;
+      else {
+        const from = sourceAsTable(this.sourceQuery).replace(/AS src$/, 'AS q');
+        // the JSON path's order (see the file's comment), by the same text
+        const ordered = `SELECT ${columns.map((c, i) => `${c.sql} AS c${i}`).join(', ')} FROM ${from} ORDER BY row_to_json(q.*)::text COLLATE "C"`;
+        const copySource = await this.pool.read((c) => prepareCopySource(c, ordered, 'src.*', true));
+        this.parquet = { columns, copySource };
+      }
+    }
+    if (this.parquet === null) return undefined;
+    const decimals = this.columns.filter((c) => /^numeric\(/.test(c.pgType)).map((c) => `"${c.name}" ${c.pgType}`);
+    const chunks = this.copyChunks(this.parquet.copySource, partition, signal);
+    async function* named(): AsyncGenerator<Buffer> {
+      try {
+        yield* chunks;
+      } catch (err) {
+        // the server's words name no column (see ParquetColumn.sql for numerics)
+        if (err instanceof Error && /cannot convert (NaN|-?infinity) to (integer|bigint)/i.test(err.message)) {
+          throw new Error(
+            `a numeric column holds NaN or infinity, which a Parquet DECIMAL cannot hold (${decimals.join(', ')}): filter it out or cast it in source.query (${err.message})`,
+            { cause: err },
+          );
+        }
+        throw err;
+      }
+    }
+    return { chunks: named(), columns: this.parquet.columns };
   }
 
   /** The partition's rows spooled as JSON Lines into the session's folder, read back with their types. */
   async lakeRelation(partition: Partition, session: LakeSession, _values: PartitionValues, signal: AbortSignal): Promise<LakeRelation> {
-    const stream = await this.open(partition, signal);
+    if (!this.spoolSource) throw new Error('prepare() must run before reading partitions');
+    const stream = this.spool(this.spoolSource, partition, signal);
     const dir = join(session.dir, 'source');
     await mkdir(dir, { recursive: true });
     const file = join(dir, 'rows.json');
@@ -97,31 +175,40 @@ export class PostgresRecordSource implements RecordSource {
 
   open(partition: Partition, signal: AbortSignal): Promise<RecordStream> {
     if (!this.copySource) throw new Error('prepare() must run before reading partitions');
-    const copySource: CopySource = this.copySource;
+    return Promise.resolve(this.spool(this.copySource, partition, signal));
+  }
+
+  private spool(copySource: CopySource, partition: Partition, signal: AbortSignal): RecordStream {
     let records = 0;
-    const pool = this.pool;
-    // The connection is taken when reading starts, so a partition that fails before (busy,
-    // cleanup) holds none. A consumer that stops early (abort, failure) returns the generator:
-    // its finally drops the half-read COPY's connection.
+    const chunks = this.copyChunks(copySource, partition, signal);
     async function* rows(): AsyncGenerator<RecordBlock> {
-      if (signal.aborted) return;
-      const client = await pool.acquire();
-      let broken = true;
-      try {
-        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
-        await setCopyParameters(client, copySource, params(partition));
-        for await (const block of copyBlocks(copyTo(client, copySource.copySql))) {
-          records += block.count;
-          yield block;
-        }
-        await client.query('COMMIT');
-        broken = false;
-      } finally {
-        // a COPY abandoned half-read leaves the connection in an unknown state
-        pool.release(client, broken);
+      for await (const block of copyBlocks(chunks)) {
+        records += block.count;
+        yield block;
       }
     }
-    return Promise.resolve({ records: rows(), counts: () => ({ records, objects: null, bytes: null }) });
+    return { records: rows(), counts: () => ({ records, objects: null, bytes: null }) };
+  }
+
+  /**
+   * A partition's COPY, in a read-only snapshot. The connection is taken when reading starts, so
+   * a partition that fails before (busy, cleanup) holds none. A consumer that stops early (abort,
+   * failure) returns the generator: its finally drops the half-read COPY's connection.
+   */
+  private async *copyChunks(copySource: CopySource, partition: Partition, signal: AbortSignal): AsyncGenerator<Buffer> {
+    if (signal.aborted) return;
+    const client = await this.pool.acquire();
+    let broken = true;
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+      await setCopyParameters(client, copySource, params(partition));
+      yield* copyTo(client, copySource.copySql) as AsyncIterable<Buffer>;
+      await client.query('COMMIT');
+      broken = false;
+    } finally {
+      // a COPY abandoned half-read leaves the connection in an unknown state
+      this.pool.release(client, broken);
+    }
   }
 
   async measure(partition: Partition): Promise<SourceCounts> {

@@ -32,6 +32,8 @@ import { targetEncoding } from './formats.ts';
 import { LakeSession } from './lakeSession.ts';
 import { readerSql, type Encoding } from './lakeSql.ts';
 import { writeLakeObjects } from './lakeWriter.ts';
+import { PostgresRecordSource } from './pgJsonSource.ts';
+import { writeParquetObjects, writesCodec } from './pgParquet.ts';
 import { writeObjects, type ObjectLabels } from './partWriter.ts';
 import { stageObjects } from './stage.ts';
 import { S3_RULE_MEASURE } from '../../../../shared/schemas.ts';
@@ -124,6 +126,24 @@ export class S3PartitionTarget implements PartitionTarget {
             const objects = await writeObjects(stream.records, { ...upload, gzip, recordsPerObject: spec.records_per_object });
             outputs = { files: objects.map((o) => join(dir, 'out', `part-${objects.indexOf(o)}`)), encoding: this.encoding };
             return { objects, counts: stream.counts() };
+          }
+          const { source } = this.options;
+          if (this.encoding.format === 'parquet' && writesCodec(this.encoding.parquet) && source instanceof PostgresRecordSource) {
+            // Postgres → Parquet without DuckDB when every column's type allows (pgParquet.ts)
+            const rows = await source.openParquet(partition, ctx.signal);
+            if (rows) {
+              const out = join(dir, 'out');
+              const written = await writeParquetObjects(
+                rows.chunks,
+                rows.columns,
+                this.encoding.parquet,
+                spec.records_per_object,
+                out,
+                upload,
+              );
+              outputs = { files: written.objects.map((o) => o.file), encoding: this.encoding };
+              return { objects: written.objects, counts: { records: written.rows, objects: null, bytes: null } };
+            }
           }
           const session = await lake();
           const relation = await this.options.source.lakeRelation(partition, session, partitionValues(partition, ctx.runId), ctx.signal);
