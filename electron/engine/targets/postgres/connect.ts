@@ -1,14 +1,24 @@
 // Opening a session on a target, with the timeouts every backfill session needs, and the
 // thin query/COPY helpers. With catalog.ts this is the only code that imports pg.
+import { createRequire } from 'node:module';
 import type { Readable, Writable } from 'node:stream';
-import pg from 'pg';
-import pgCopy from 'pg-copy-streams';
+import type pg from 'pg';
+import type pgCopyStreams from 'pg-copy-streams';
 import { ConnectionError, InputError, showValue } from '../../../../shared/errors.ts';
 import { describePgError } from './errors.ts';
 import { bindNamed } from './sql.ts';
 
 /** The driver's client type, so the rest of the engine never imports pg itself. */
 export type PgClient = pg.Client;
+
+// The driver loads on the first connection, not with the module: an S3-only command never pays
+// for it (about 80 ms on Node 20, most of it pg probing for a Cloudflare runtime; bench (k)).
+const require = createRequire(import.meta.url);
+let driver: { pg: typeof pg; copy: typeof pgCopyStreams } | undefined;
+function pgDriver(): { pg: typeof pg; copy: typeof pgCopyStreams } {
+  driver ??= { pg: require('pg') as typeof pg, copy: require('pg-copy-streams') as typeof pgCopyStreams };
+  return driver;
+}
 
 export interface PgConnectOptions {
   /** postgres://user@host:port/database — the password comes separately, never from files. */
@@ -42,7 +52,7 @@ export async function openPg(opts: PgConnectOptions): Promise<PgClient> {
       value: redactUrl(opts.url),
     });
   }
-  const client = new pg.Client({
+  const client = new (pgDriver().pg.Client)({
     connectionString: opts.url,
     connectionTimeoutMillis: opts.connectTimeoutMs,
     keepAlive: true,
@@ -243,10 +253,10 @@ export function answered(settled: readonly PromiseSettledResult<Answer>[]): Answ
 
 /** `COPY … TO STDOUT` as a readable stream; pipe it with stream.pipeline. */
 export function copyTo(client: PgClient, sql: string): Readable & { rowCount: number } {
-  return client.query(pgCopy.to(sql));
+  return client.query(pgDriver().copy.to(sql));
 }
 
 /** `COPY … FROM STDIN` as a writable stream; 'finish' fires once the server has acknowledged it. */
 export function copyFrom(client: PgClient, sql: string): Writable & { rowCount: number } {
-  return client.query(pgCopy.from(sql));
+  return client.query(pgDriver().copy.from(sql));
 }
