@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
+import { duckTypeOfPg } from '../../electron/engine/targets/s3/lakeSql.ts';
 import { BinaryCopyError, parquetColumnOf, writeParquetFiles, type ParquetColumn } from '../../electron/engine/targets/s3/pgParquet.ts';
 
 const dirs: string[] = [];
@@ -246,9 +247,26 @@ describe('Parquet from binary COPY', () => {
   });
 
   it('leaves to DuckDB what it does not write itself', () => {
-    for (const t of ['json', 'jsonb', 'numeric', 'numeric(20,2)', 'interval', 'integer[]', 'bytea', 'time without time zone']) {
+    for (const t of [
+      'json',
+      'jsonb',
+      'numeric',
+      'numeric(20,2)',
+      'numeric(3,5)',
+      'numeric(3,-2)',
+      'interval',
+      'integer[]',
+      'bytea',
+      'time without time zone',
+    ]) {
       expect(parquetColumnOf('x', t, 'q."x"'), t).toBeUndefined();
     }
+    // and DuckDB keeps a scale above the precision (Postgres 15+) as text, not as a DECIMAL it rejects
+    expect([duckTypeOfPg('numeric(3,5)'), duckTypeOfPg('numeric(3,-2)'), duckTypeOfPg('numeric(18,4)')]).toEqual([
+      'VARCHAR',
+      'VARCHAR',
+      'DECIMAL(18,4)',
+    ]);
   });
 });
 

@@ -130,7 +130,9 @@ export function asSubquery(select: string): string {
 export function duckTypeOfPg(pgType: string): string {
   const t = pgType.toLowerCase();
   const numeric = /^numeric\((\d+),(\d+)\)$/.exec(t);
-  if (numeric) return Number(numeric[1]) <= 38 ? `DECIMAL(${numeric[1]},${numeric[2]})` : 'VARCHAR';
+  // Postgres 15 allows a scale above the precision (numeric(3,5)); a Parquet or DuckDB DECIMAL does not
+  if (numeric)
+    return Number(numeric[1]) <= 38 && Number(numeric[2]) <= Number(numeric[1]) ? `DECIMAL(${numeric[1]},${numeric[2]})` : 'VARCHAR';
   if (t.endsWith('[]')) return 'JSON';
   const simple: Record<string, string> = {
     smallint: 'SMALLINT',

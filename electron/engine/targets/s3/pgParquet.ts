@@ -104,7 +104,7 @@ export function parquetColumnOf(name: string, pgType: string, ref: string): Parq
   if (numeric) {
     const precision = Number(numeric[1]);
     const scale = Number(numeric[2]);
-    if (precision > 18) return undefined;
+    if (precision > 18 || scale > precision) return undefined;
     const small = precision <= 9;
     return {
       schema: {
