@@ -172,6 +172,29 @@ describe('Parquet from binary COPY', () => {
     expect(await readBack(files, SELECT)).toEqual(want);
   });
 
+  it("each row group's null count, min and max are its own, as DuckDB reads them", async () => {
+    const { files } = await write(chunked(data, 65_536), columns, { recordsPerObject: 1000, rowGroupSize: 256 });
+    const stats = await readBack(
+      files,
+      `select file_name as file, row_group_id as rg, path_in_schema as col, stats_min_value as lo, stats_max_value as hi, stats_null_count::int as nulls
+         from parquet_metadata([${files.map((f) => `'${f}'`).join(', ')}]) order by all`,
+    );
+    const names = columns.map((c) => c.schema.name);
+    const want = await readBack(
+      files,
+      `select * from (${names
+        .map(
+          (n) => `select filename as file, (file_row_number // 256)::bigint as rg, '${n}' as col,
+              ${['t'].includes(n) ? 'NULL' : `min(${n})::varchar`} as lo, ${['t'].includes(n) ? 'NULL' : `max(${n})::varchar`} as hi,
+              (count(*) - count(${n}))::int as nulls
+            from read_parquet([${files.map((f) => `'${f}'`).join(', ')}], filename = true, file_row_number = true) group by all`,
+        )
+        .join(' union all ')}) order by all`,
+    );
+    expect(stats.length).toBe(files.length * 4 * names.length);
+    expect(stats).toEqual(want);
+  });
+
   it.each(['gzip', 'uncompressed'] as const)('codec %s', async (codec) => {
     const { files } = await write(chunked(data, 65_536), columns, { codec });
     expect(await readBack(files, SELECT)).toEqual(want);

@@ -9,8 +9,10 @@
  * - A row group's compressed pages stay in memory until the group ends (ROW_GROUP_BYTES at
  *   most, or the job's row_group_size rows), then go to disk column after column.
  * - The footer (FileMetaData) is Thrift's compact protocol, written by the few lines below.
- * - No statistics and no dictionary pages: readers read every row group (they are correct
- *   without them), and files are somewhat larger than DuckDB's dictionary-encoded ones.
+ * - Each column chunk carries its null count and, for numbers, booleans, dates and timestamps,
+ *   its min and max (read back from the page buffer, no JS value kept), so readers can skip
+ *   row groups; strings and UUIDs carry the null count only. No dictionary pages: files are
+ *   somewhat larger than DuckDB's dictionary-encoded ones.
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 
@@ -106,6 +108,12 @@ class Compact {
     return this;
   }
 
+  blob(id: number, b: Buffer): this {
+    this.field(id, T_BINARY);
+    this.binary(b);
+    return this;
+  }
+
   private binary(b: Buffer): void {
     this.varint(BigInt(b.length));
     for (const byte of b) this.bytes.push(byte);
@@ -178,6 +186,17 @@ export class ColumnSink {
   chunkBytes = 0;
   chunkUncompressed = 0;
   chunkValues = 0;
+  chunkNulls = 0;
+  /**
+   * min and max of the chunk's values, without an object per value: the value itself, or an
+   * INT64's high (signed) and low (unsigned) words; NaN spoils a float column's.
+   */
+  private seen = false;
+  private minHi = 0;
+  private minLo = 0;
+  private maxHi = 0;
+  private maxLo = 0;
+  private spoiled = false;
 
   constructor(
     readonly schema: ColumnSchema,
@@ -197,10 +216,102 @@ export class ColumnSink {
 
   /** One row's definition: a value (already appended) or NULL. */
   row(defined: boolean): void {
-    if (defined) this.defs[this.rows >> 3] = (this.defs[this.rows >> 3] ?? 0) | (1 << (this.rows & 7));
-    else this.nulls += 1;
+    if (defined) {
+      this.defs[this.rows >> 3] = (this.defs[this.rows >> 3] ?? 0) | (1 << (this.rows & 7));
+      this.observe();
+    } else this.nulls += 1;
     this.rows += 1;
     if (this.length >= PAGE_BYTES || this.rows >= PAGE_ROWS) this.flushPage();
+  }
+
+  /** The value just appended, into the chunk's min and max (read back from the page buffer). */
+  private observe(): void {
+    const v = this.values;
+    let hi: number;
+    let lo = 0;
+    switch (this.schema.type) {
+      case PhysicalType.INT32:
+        hi = v.readInt32LE(this.length - 4);
+        break;
+      case PhysicalType.INT64:
+        hi = v.readInt32LE(this.length - 4);
+        lo = v.readUInt32LE(this.length - 8);
+        break;
+      case PhysicalType.FLOAT:
+      case PhysicalType.DOUBLE:
+        hi = this.schema.type === PhysicalType.FLOAT ? v.readFloatLE(this.length - 4) : v.readDoubleLE(this.length - 8);
+        if (Number.isNaN(hi)) {
+          this.spoiled = true;
+          return;
+        }
+        break;
+      case PhysicalType.BOOLEAN: {
+        const bit = this.bits - 1;
+        hi = ((v[bit >> 3] ?? 0) >> (bit & 7)) & 1;
+        break;
+      }
+      case PhysicalType.BYTE_ARRAY:
+      case PhysicalType.FIXED_LEN_BYTE_ARRAY:
+        // null count only
+        return;
+    }
+    if (!this.seen) {
+      this.seen = true;
+      this.minHi = this.maxHi = hi;
+      this.minLo = this.maxLo = lo;
+      return;
+    }
+    if (hi < this.minHi || (hi === this.minHi && lo < this.minLo)) {
+      this.minHi = hi;
+      this.minLo = lo;
+    }
+    if (hi > this.maxHi || (hi === this.maxHi && lo > this.maxLo)) {
+      this.maxHi = hi;
+      this.maxLo = lo;
+    }
+  }
+
+  /** The chunk's statistics (null count; min and max as PLAIN bytes where kept), and a fresh start. */
+  takeStatistics(): { nulls: number; min?: Buffer; max?: Buffer } {
+    const out: { nulls: number; min?: Buffer; max?: Buffer } = { nulls: this.chunkNulls };
+    if (this.seen && !this.spoiled) {
+      out.min = this.plain(this.minHi, this.minLo, 'min');
+      out.max = this.plain(this.maxHi, this.maxLo, 'max');
+    }
+    this.chunkNulls = 0;
+    this.seen = false;
+    this.spoiled = false;
+    return out;
+  }
+
+  private plain(hi: number, lo: number, end: 'min' | 'max'): Buffer {
+    switch (this.schema.type) {
+      case PhysicalType.INT64: {
+        const b = Buffer.allocUnsafe(8);
+        b.writeUInt32LE(lo, 0);
+        b.writeInt32LE(hi, 4);
+        return b;
+      }
+      case PhysicalType.INT32: {
+        const b = Buffer.allocUnsafe(4);
+        b.writeInt32LE(hi, 0);
+        return b;
+      }
+      case PhysicalType.BOOLEAN:
+        return Buffer.of(hi);
+      case PhysicalType.FLOAT:
+      case PhysicalType.DOUBLE: {
+        // a zero bound is written -0.0 as a min and +0.0 as a max (parquet.thrift, Statistics)
+        const n = hi === 0 ? (end === 'min' ? -0 : 0) : hi;
+        const b = Buffer.allocUnsafe(this.schema.type === PhysicalType.FLOAT ? 4 : 8);
+        if (this.schema.type === PhysicalType.FLOAT) b.writeFloatLE(n, 0);
+        else b.writeDoubleLE(n, 0);
+        return b;
+      }
+      case PhysicalType.BYTE_ARRAY:
+      case PhysicalType.FIXED_LEN_BYTE_ARRAY:
+        throw new Error('no min or max is kept for byte arrays');
+    }
   }
 
   /** A BOOLEAN value (PLAIN booleans are bit-packed). */
@@ -234,6 +345,7 @@ export class ColumnSink {
     this.chunkBytes += header.length + compressed.length;
     this.chunkUncompressed += header.length + body.length;
     this.chunkValues += this.rows;
+    this.chunkNulls += this.nulls;
     this.defs.fill(0, 0, (this.rows >> 3) + 1);
     this.rows = 0;
     this.nulls = 0;
@@ -264,7 +376,7 @@ function uleb(v: number): Buffer {
 }
 
 interface RowGroupMeta {
-  columns: { offset: number; bytes: number; uncompressed: number; values: number }[];
+  columns: { offset: number; bytes: number; uncompressed: number; values: number; stats: ReturnType<ColumnSink['takeStatistics']> }[];
   rows: number;
 }
 
@@ -312,7 +424,13 @@ export class ParquetFile {
       sink.flushPage();
       const offset = this.offset;
       for (const page of sink.pages) this.write(page);
-      columns.push({ offset, bytes: sink.chunkBytes, uncompressed: sink.chunkUncompressed, values: sink.chunkValues });
+      columns.push({
+        offset,
+        bytes: sink.chunkBytes,
+        uncompressed: sink.chunkUncompressed,
+        values: sink.chunkValues,
+        stats: sink.takeStatistics(),
+      });
       sink.pages = [];
       sink.chunkBytes = 0;
       sink.chunkUncompressed = 0;
@@ -373,7 +491,11 @@ export class ParquetFile {
             .i64(5, chunk.values)
             .i64(6, chunk.uncompressed)
             .i64(7, chunk.bytes)
-            .i64(9, chunk.offset),
+            .i64(9, chunk.offset)
+            .struct(12, (st) => {
+              st.i64(3, chunk.stats.nulls);
+              if (chunk.stats.max && chunk.stats.min) st.blob(5, chunk.stats.max).blob(6, chunk.stats.min);
+            }),
         );
       });
       const total = group.columns.reduce((n, c) => n + c.bytes, 0);
@@ -386,6 +508,8 @@ export class ParquetFile {
         .i64(6, total);
     });
     w.string(6, this.createdBy);
+    // every column ordered by its type's own order (ColumnOrder.TYPE_ORDER): how min and max compare
+    w.structs(7, this.columns, (o) => o.struct(1, () => undefined));
     return w.end();
   }
 
