@@ -256,7 +256,8 @@ describe('Postgres → Parquet written by run-backfill itself', () => {
 
 describe('numerics through DuckDB keep every digit', () => {
   // DuckDB's JSON reader takes every JSON number through a double: 18 digits came back rounded
-  const query = 'select id, day, n184, n184 * 1000000 as wide, 12345678901234567890.123 + id as big from typed';
+  const query =
+    'select id, day, n184, n184 * 1000000 as wide, 12345678901234567890.123 + id as big, array[n41, 2.5]::numeric[] as arr from typed';
 
   it.each([
     ['csv', '  format: csv\n', (files: string) => `read_csv(${files}, header = true, all_varchar = true)`],
@@ -279,5 +280,14 @@ describe('numerics through DuckDB keep every digit', () => {
       read,
     );
     expect(firstDifference(got, want.rows)).toBeUndefined();
+    // an array of numerics stays a JSON array of numbers (not its Postgres text, {…})
+    const [arrays] = await duckOver<{ n: number; arrays: number }>(
+      s3,
+      bucket,
+      await keysOf(name, DAYS[0] as string),
+      `select count(*)::int as n, count(*) filter (where arr::varchar like '[%,2.5]')::int as arrays from source`,
+      format === 'csv' ? (files: string) => `read_csv(${files}, header = true, all_varchar = true)` : undefined,
+    );
+    expect(arrays?.arrays).toBe(arrays?.n);
   });
 });

@@ -244,6 +244,35 @@ describe('Parquet from binary COPY', () => {
     expect(sample).toEqual(Array.from({ length: 10 }, (_, k) => 99_995 + k).map((i) => ({ v: i % 1000 < 500 ? null : i, f: i % 3 === 0 })));
   });
 
+  it('a field of many chunks is read whole (joined once, not chunk after chunk)', async () => {
+    const big = Buffer.alloc(5_000_000, 'z');
+    big.write('start', 0);
+    big.write('end', big.length - 3);
+    const copy = binaryCopy([
+      [be.int4(1), Buffer.from('a')],
+      [be.int4(2), big],
+      [be.int4(3), null],
+    ]);
+    const { files } = await write(chunked(copy, 65_536), [column('i', 'integer'), column('t', 'text')]);
+    expect(await readBack(files, `select i, length(t)::int as n, left(t, 5) as head, right(t, 3) as tail from source order by i`)).toEqual([
+      { i: 1, n: 1, head: 'a', tail: 'a' },
+      { i: 2, n: 5_000_000, head: 'start', tail: 'end' },
+      { i: 3, n: null, head: null, tail: null },
+    ]);
+  });
+
+  it("a timestamp past DuckDB's last one is an error naming the column; the last one itself is kept", async () => {
+    const shift = 946_684_800_000_000n;
+    const last = 0x7fffffffffffffffn - 1n - shift;
+    const ok = await write(chunked(binaryCopy([[be.int8(last)]]), 4096), [column('ts', 'timestamp without time zone')]);
+    expect(await readBack(ok.files, 'select ts::varchar as ts from source')).toEqual([{ ts: '294247-01-10 04:00:54.775806' }]);
+    for (const micros of [last + 1n, 9_223_371_331_199_999_999n]) {
+      await expect(write(chunked(binaryCopy([[be.int8(micros)]]), 4096), [column('ts', 'timestamp with time zone')])).rejects.toThrow(
+        /column "ts" holds a timestamp after 294247-01-10 04:00:54.775806/,
+      );
+    }
+  });
+
   it('no rows: no file', async () => {
     const { files, rows: n } = await write(chunked(binaryCopy([]), 5), columns);
     expect([n, files]).toEqual([0, []]);

@@ -390,6 +390,7 @@ export class ParquetFile {
   private groupRows = 0;
   private offset = 0;
   private readonly fd: number;
+  private closed = false;
   private readonly groups: RowGroupMeta[] = [];
 
   constructor(
@@ -402,7 +403,12 @@ export class ParquetFile {
   ) {
     this.fd = openSync(path, 'w');
     this.sinks = columns.map((c) => new ColumnSink(c, compress, codec));
-    this.write(Buffer.from('PAR1'));
+    try {
+      this.write(Buffer.from('PAR1'));
+    } catch (err) {
+      this.abandon();
+      throw err;
+    }
   }
 
   endRow(): void {
@@ -451,12 +457,14 @@ export class ParquetFile {
       this.write(length);
       this.write(Buffer.from('PAR1'));
     } finally {
-      closeSync(this.fd);
+      this.abandon();
     }
   }
 
-  /** Closes the file without a footer (the caller removes it). */
+  /** Closes the file (without a footer unless finish wrote it; the caller removes it). Once. */
   abandon(): void {
+    if (this.closed) return;
+    this.closed = true;
     closeSync(this.fd);
   }
 

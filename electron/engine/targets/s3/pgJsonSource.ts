@@ -79,7 +79,7 @@ export class PostgresRecordSource implements RecordSource {
     this.copySource = await this.pool.read((c) => prepareCopySource(c, this.orderedRows(), 'src.j'));
     // DuckDB reads every JSON number through a double: numerics travel to it as strings.
     const names = new Set(this.columns.map((c) => c.name));
-    const exact = this.columns.some((c) => /^numeric\b/.test(c.pgType)) && names.size === this.columns.length;
+    const exact = this.columns.some((c) => NUMERIC.test(c.pgType)) && names.size === this.columns.length;
     this.spoolSource = exact
       ? await this.pool.read((c) => prepareCopySource(c, this.orderedRows(this.numericsAsText()), 'src.j'))
       : this.copySource;
@@ -103,7 +103,7 @@ export class PostgresRecordSource implements RecordSource {
   private numericsAsText(): { sql: string; lateral: string } {
     const list = this.columns.map((c) => {
       const ref = `q."${c.name.replaceAll('"', '""')}"`;
-      return `${/^numeric\b/.test(c.pgType) ? `${ref}::text` : ref} AS "${c.name.replaceAll('"', '""')}"`;
+      return `${NUMERIC.test(c.pgType) ? `${ref}::text` : ref} AS "${c.name.replaceAll('"', '""')}"`;
     });
     return { sql: 'row_to_json(r.*)::text', lateral: `(SELECT ${list.join(', ')}) AS r` };
   }
@@ -260,6 +260,9 @@ function block(lines: Buffer): RecordBlock {
   for (let at = lines.indexOf(RS); at !== -1; at = lines.indexOf(RS, at + 1)) lines[at] = NEWLINE;
   return { data: undoubleBackslashes(lines), count: countLines(lines) };
 }
+
+/** A numeric column (not an array of them: those stay JSON arrays of numbers). */
+const NUMERIC = /^numeric(\(\d+,-?\d+\))?$/;
 
 /** Bytes of records per COPY row (the server's groups; a larger record is a row of its own). */
 const GROUP_BYTES = 256 * 1024;

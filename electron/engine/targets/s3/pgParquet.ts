@@ -87,10 +87,24 @@ const putDate = (sink: ColumnSink, buf: Buffer, at: number): void => {
   int32(sink, days === INT32_MAX ? INT32_MAX : days === INT32_MIN ? -INT32_MAX : days + PG_EPOCH_DAYS);
 };
 
-const putTimestamp = (sink: ColumnSink, buf: Buffer, at: number): void => {
-  const micros = buf.readBigInt64BE(at);
-  int64(sink, micros === INT64_MAX ? INT64_MAX : micros === INT64_MIN ? -INT64_MAX : micros + PG_EPOCH_MICROS);
-};
+/** Microseconds since 1970 up to DuckDB's last timestamp (294247-01-10 04:00:54.775806); INT64_MAX is its infinity. */
+const LAST_MICROS = INT64_MAX - 1n;
+
+const timestampOf =
+  (name: string) =>
+  (sink: ColumnSink, buf: Buffer, at: number): void => {
+    const micros = buf.readBigInt64BE(at);
+    if (micros === INT64_MAX) return int64(sink, INT64_MAX);
+    if (micros === INT64_MIN) return int64(sink, -INT64_MAX);
+    const shifted = micros + PG_EPOCH_MICROS;
+    if (shifted > LAST_MICROS) {
+      // Postgres goes on to 294276 AD; a Parquet (DuckDB) timestamp stops here
+      throw new ParquetValueError(
+        `column "${name}" holds a timestamp after 294247-01-10 04:00:54.775806, beyond what a Parquet timestamp in microseconds holds: cast or filter it in source.query`,
+      );
+    }
+    int64(sink, shifted);
+  };
 
 const TEXT_TYPES = new Set(['text', 'character varying', 'character', 'name']);
 
@@ -146,7 +160,7 @@ export function parquetColumnOf(name: string, pgType: string, ref: string): Parq
       return {
         schema: { name, type: PhysicalType.INT64, converted: ConvertedType.TIMESTAMP_MICROS, logical: { kind: 'timestamp', utc } },
         sql: `${ref}::${utc ? 'timestamptz' : 'timestamp'}`,
-        put: putTimestamp,
+        put: timestampOf(name),
       };
     }
     case 'uuid':
@@ -200,6 +214,11 @@ async function compressorOf(codec: Encoding['parquet']['codec']): Promise<(page:
 const CODECS = { zstd: Codec.ZSTD, gzip: Codec.GZIP, uncompressed: Codec.UNCOMPRESSED, snappy: Codec.SNAPPY } as const;
 const SIGNATURE = Buffer.from('PGCOPY\n\xff\r\n\0', 'latin1');
 
+/** A value its Parquet type cannot hold. */
+export class ParquetValueError extends Error {
+  override readonly name = 'ParquetValueError';
+}
+
 /** A binary COPY stream that is not what `COPY … (FORMAT binary)` of these columns sends. */
 export class BinaryCopyError extends Error {
   override readonly name = 'BinaryCopyError';
@@ -249,26 +268,40 @@ export async function writeParquetFiles(
   const finishFile = async (): Promise<void> => {
     if (!file) return;
     const complete = file;
-    file = undefined;
+    // a footer that cannot be written leaves `file` set: the finally below removes it
     complete.finish();
+    file = undefined;
     files += 1;
     await done(complete.path, complete.rows);
   };
 
-  let pending: Buffer | undefined;
+  // The bytes of a row (or the header) not complete yet, kept as they came: joined only once
+  // `need` bytes are there, so a field of many chunks is copied once, not once per chunk.
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let need = 0;
   let headerRead = false;
   let ended = false;
   try {
     for await (const chunk of chunks) {
       if (signal.aborted) throw new AbortedError();
       if (ended) throw new BinaryCopyError('the binary COPY goes on after its trailer');
-      const buf = pending ? Buffer.concat([pending, chunk]) : chunk;
-      pending = undefined;
+      if (pending.length > 0) {
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (pendingBytes < need) continue;
+      }
+      const buf = pending.length > 0 ? Buffer.concat(pending, pendingBytes) : chunk;
+      pending = [];
+      pendingBytes = 0;
+      need = 0;
       let pos = 0;
       if (!headerRead) {
         if (buf.length < 19 || buf.length < 19 + buf.readUInt32BE(15)) {
           if (buf.length >= 11 && !buf.subarray(0, 11).equals(SIGNATURE)) throw new BinaryCopyError('the server did not send binary COPY');
-          pending = buf;
+          pending = [buf];
+          pendingBytes = buf.length;
+          need = buf.length < 19 ? 19 : 19 + buf.readUInt32BE(15);
           continue;
         }
         if (!buf.subarray(0, 11).equals(SIGNATURE)) throw new BinaryCopyError('the server did not send binary COPY');
@@ -289,12 +322,14 @@ export async function writeParquetFiles(
         for (let i = 0; i < fields; i++) {
           if (end + 4 > buf.length) {
             complete = false;
+            need = end + 4 - pos;
             break;
           }
           const len = buf.readInt32BE(end);
           end += 4 + (len > 0 ? len : 0);
           if (end > buf.length) {
             complete = false;
+            need = end - pos;
             break;
           }
         }
@@ -327,7 +362,10 @@ export async function writeParquetFiles(
       }
       if (pos < buf.length) {
         if (ended) throw new BinaryCopyError('the binary COPY goes on after its trailer');
-        pending = buf.subarray(pos);
+        pending = [buf.subarray(pos)];
+        pendingBytes = buf.length - pos;
+        // at least the row's field count
+        need = Math.max(need, 2);
       }
     }
     if (!ended) throw new BinaryCopyError('the binary COPY ended without its trailer');
