@@ -22,10 +22,12 @@ const range = ['--from', DAYS[0] as string, '--to', '2026-03-03'];
 
 const COLUMNS = `id int not null, day date not null, s smallint, i integer, b bigint, r real, d double precision,
   f boolean, dt date, ts timestamp, tz timestamptz, u uuid, n41 numeric(4,1), n92 numeric(9,2), n184 numeric(18,4),
-  t text, v varchar(10), c char(5), "Odd ""name""" text, q int`;
+  t text, v varchar(10), c char(5), "Odd ""name""" text, q int, dm amount_t, nm name`;
 
 beforeAll(async () => {
   db = await createTestDatabase(inject('pgA'), 'pqwriter');
+  // a domain (typed by its base type on both paths) and the catalog's own name type
+  await db.client.query(`create domain amount_t as numeric(9,2) check (value > -1000000)`);
   await db.client.query(`create table typed (${COLUMNS})`);
   // 2,400 generated rows a day, every column NULL now and then
   await db.client.query(`
@@ -47,19 +49,21 @@ beforeAll(async () => {
       case when g % 3 = 0 then null when g % 7 = 0 then '' else repeat(chr(945 + g % 20), g % 60) || ' row ' || g || E'\\t"q"\\\\' end,
       case when g % 9 = 0 then null else left('v' || g, 10) end,
       case when g % 10 = 0 then null else left(g::text, 3) end,
-      'odd ' || g, g % 4
+      'odd ' || g, g % 4,
+      case when g % 59 = 0 then null else (g % 99999) / 100.0 end,
+      case when g % 61 = 0 then null else 'rel_' || g end
     from generate_series(1, 4800) as g`);
   // the edges: extremes, ±infinity, NaN, -0, a value larger than a page, text that needs care
   await db.client.query(`
     insert into typed values
       (900001, '2026-03-01', -32768, -2147483648, -9223372036854775808, 'NaN', 'Infinity', true, 'infinity', 'infinity', '-infinity',
-       '00000000-0000-0000-0000-000000000000', -999.9, -9999999.99, -99999999999999.9999, repeat('x', 2500000), '', 'ab', null, 1),
+       '00000000-0000-0000-0000-000000000000', -999.9, -9999999.99, -99999999999999.9999, repeat('x', 2500000), '', 'ab', null, 1, -999999.99, repeat('n', 63)),
       (900002, '2026-03-01', 32767, 2147483647, 9223372036854775807, '-Infinity', '-0', false, '-infinity', '-infinity', 'infinity',
-       'ffffffff-ffff-ffff-ffff-ffffffffffff', 999.9, 9999999.99, 99999999999999.9999, E'line\\nbreak\\r\\u0001 ✓ 😀', 'ünï', 'ü', '', 2),
+       'ffffffff-ffff-ffff-ffff-ffffffffffff', 999.9, 9999999.99, 99999999999999.9999, E'line\\nbreak\\r\\u0001 ✓ 😀', 'ünï', 'ü', '', 2, 9999999.99, ''),
       (900003, '2026-03-02', 0, 0, 0, 1.4e-45, 5e-324, null, '0001-01-01', '0001-01-01 00:00:00.000001', '1969-12-31 23:59:59.999999+00',
-       null, 0, 0, 0, null, null, null, null, null),
+       null, 0, 0, 0, null, null, null, null, null, 0, null),
       (900004, '2026-03-02', null, null, null, null, null, null, '9999-12-31', '9999-12-31 23:59:59.999999', '2000-01-01 00:00:00+00',
-       null, null, null, null, 'fin', null, '     ', 'x', 3)`);
+       null, null, null, null, 'fin', null, '     ', 'x', 3, null, 'ü')`);
   s3 = testS3Client(inject('s3'));
   bucket = await createTestBucket(s3, 'pqwriter');
   ws = makeWorkspace('pqwriter', { WAREHOUSE_PASSWORD: db.password, ...s3Env(inject('s3')) });
@@ -146,7 +150,7 @@ describe('Postgres → Parquet written by run-backfill itself', () => {
     // records_per_object 1500 cut the direct partition into objects; DuckDB's is one
     expect(direct.length).toBeGreaterThan(1);
     const schemaDirect = await duckOver(s3, bucket, direct, SCHEMA_SQL, schemaOf);
-    expect(schemaDirect.length).toBe(21);
+    expect(schemaDirect.length).toBe(23);
     expect(schemaDirect).toEqual(await duckOver(s3, bucket, duck, SCHEMA_SQL, schemaOf));
     const rowsDirect = await duckOver<Record<string, unknown>>(s3, bucket, direct, ROWS_SQL, reader);
     const rowsDuck = await duckOver<Record<string, unknown>>(s3, bucket, duck, ROWS_SQL, reader);
