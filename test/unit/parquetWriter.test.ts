@@ -100,8 +100,8 @@ async function write(
     opts.recordsPerObject ?? 1_000_000,
     dir,
     new AbortController().signal,
-    (path) => {
-      files.push(path);
+    (spooled) => {
+      files.push(spooled.file);
       return Promise.resolve();
     },
   );

@@ -14,6 +14,7 @@
  *   row groups; strings and UUIDs carry the null count only. No dictionary pages: files are
  *   somewhat larger than DuckDB's dictionary-encoded ones.
  */
+import { createHash } from 'node:crypto';
 import { closeSync, openSync, writeSync } from 'node:fs';
 
 /** Parquet physical types (parquet.thrift `Type`). */
@@ -391,6 +392,8 @@ export class ParquetFile {
   private offset = 0;
   private readonly fd: number;
   private closed = false;
+  /** the file's sha256, taken as it is written (its object's name: paths.dataObjectKey) */
+  private readonly hash = createHash('sha256');
   private readonly groups: RowGroupMeta[] = [];
 
   constructor(
@@ -414,7 +417,8 @@ export class ParquetFile {
   endRow(): void {
     this.rows += 1;
     this.groupRows += 1;
-    if (this.groupRows >= this.rowGroupSize || this.heldBytes() >= ROW_GROUP_BYTES) this.endGroup();
+    // the held bytes only grow by a page at a time: summed every 1,024 rows, not every row
+    if (this.groupRows >= this.rowGroupSize || ((this.groupRows & 1023) === 0 && this.heldBytes() >= ROW_GROUP_BYTES)) this.endGroup();
   }
 
   private heldBytes(): number {
@@ -446,8 +450,8 @@ export class ParquetFile {
     this.groupRows = 0;
   }
 
-  /** The last row group, the footer and the closing magic; closes the file. */
-  finish(): void {
+  /** The last row group, the footer and the closing magic; closes the file. Returns its size and sha256, taken as it was written. */
+  finish(): { file: string; size: number; sha256: string; records: number } {
     try {
       this.endGroup();
       const footer = this.footer();
@@ -456,6 +460,7 @@ export class ParquetFile {
       this.write(footer);
       this.write(length);
       this.write(Buffer.from('PAR1'));
+      return { file: this.path, size: this.offset, sha256: this.hash.digest('hex'), records: this.rows };
     } finally {
       this.abandon();
     }
@@ -522,6 +527,7 @@ export class ParquetFile {
   }
 
   private write(bytes: Buffer): void {
+    this.hash.update(bytes);
     let done = 0;
     while (done < bytes.length) done += writeSync(this.fd, bytes, done, bytes.length - done);
     this.offset += bytes.length;

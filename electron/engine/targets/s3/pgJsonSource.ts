@@ -24,6 +24,7 @@ import { classifyPgError } from '../postgres/errors.ts';
 import { userFirstRow, userSqlError } from '../postgres/userQuery.ts';
 import { checkReadOnlySelect } from '../../sql/readOnlySelect.ts';
 import type { ClientPool } from '../postgres/pool.ts';
+import { quoteIdent } from '../postgres/sql.ts';
 import { measureSourceSql, sourceAsTable } from '../postgres/statements.ts';
 import type { LakeSession, PartitionValues } from './lakeSession.ts';
 import { duckTypeOfPg, readerSql, DEFAULT_CSV } from './lakeSql.ts';
@@ -91,7 +92,7 @@ export class PostgresRecordSource implements RecordSource {
    * over `q`, the query's row, and `r`, numericsAsText's row) in its place, in the same order.
    */
   private orderedRows(item?: { sql: string; lateral: string }): string {
-    const from = sourceAsTable(this.sourceQuery).replace(/AS src$/, 'AS q');
+    const from = this.asQ();
     const rows = item
       ? `SELECT row_to_json(q.*)::text COLLATE "C" AS j, ${item.sql} AS a FROM ${from} CROSS JOIN LATERAL ${item.lateral}`
       : `SELECT row_to_json(q.*)::text COLLATE "C" AS j, NULL::text AS a FROM ${from}`;
@@ -99,11 +100,16 @@ export class PostgresRecordSource implements RecordSource {
     return `SELECT string_agg(${a}, chr(30) ORDER BY j) AS j FROM (SELECT j, a, (sum(octet_length(${a})) OVER (ORDER BY j ROWS UNBOUNDED PRECEDING) - octet_length(${a})) / ${GROUP_BYTES} AS g FROM (${rows}) AS s) AS n GROUP BY g ORDER BY g`;
   }
 
+  /** The source query as a derived table named `q`. */
+  private asQ(): string {
+    return sourceAsTable(this.sourceQuery).replace(/AS src$/, 'AS q');
+  }
+
   /** The row's JSON with every numeric as a JSON string (its exact digits), the other columns as row_to_json has them. */
   private numericsAsText(): { sql: string; lateral: string } {
     const list = this.columns.map((c) => {
-      const ref = `q."${c.name.replaceAll('"', '""')}"`;
-      return `${NUMERIC.test(c.pgType) ? `${ref}::text` : ref} AS "${c.name.replaceAll('"', '""')}"`;
+      const name = quoteIdent(c.name, 'source.query');
+      return `${NUMERIC.test(c.pgType) ? `q.${name}::text` : `q.${name}`} AS ${name}`;
     });
     return { sql: 'row_to_json(r.*)::text', lateral: `(SELECT ${list.join(', ')}) AS r` };
   }
@@ -121,9 +127,8 @@ export class PostgresRecordSource implements RecordSource {
       const columns = parquetColumns(this.columns);
       if (!columns) this.parquet = null;
       else {
-        const from = sourceAsTable(this.sourceQuery).replace(/AS src$/, 'AS q');
         // the JSON path's order (see the file's comment), by the same text
-        const ordered = `SELECT ${columns.map((c, i) => `${c.sql} AS c${i}`).join(', ')} FROM ${from} ORDER BY row_to_json(q.*)::text COLLATE "C"`;
+        const ordered = `SELECT ${columns.map((c, i) => `${c.sql} AS c${i}`).join(', ')} FROM ${this.asQ()} ORDER BY row_to_json(q.*)::text COLLATE "C"`;
         const copySource = await this.pool.read((c) => prepareCopySource(c, ordered, 'src.*', true));
         this.parquet = { columns, copySource };
       }

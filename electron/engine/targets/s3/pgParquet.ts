@@ -24,9 +24,10 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type * as ZstdWasm from '@bokuweb/zstd-wasm';
 import { AbortedError } from '../../executor/errors.ts';
+import { quoteIdent } from '../postgres/sql.ts';
 import { contentTypeOf, type Encoding } from './lakeSql.ts';
 import type { ManifestObject } from './manifest.ts';
-import { hashFile, uploadObject, type UploadOptions } from './partWriter.ts';
+import { uploadObject, type Spooled, type UploadOptions } from './partWriter.ts';
 import { Codec, ConvertedType, ParquetFile, PhysicalType, type ColumnSchema, type ColumnSink } from './parquetFile.ts';
 
 const require = createRequire(import.meta.url);
@@ -182,7 +183,7 @@ export function parquetColumns(columns: readonly { name: string; pgType: string 
   if (columns.length === 0 || new Set(columns.map((c) => c.name)).size !== columns.length) return undefined;
   const out: ParquetColumn[] = [];
   for (const c of columns) {
-    const column = parquetColumnOf(c.name, c.pgType, `q."${c.name.replaceAll('"', '""')}"`);
+    const column = parquetColumnOf(c.name, c.pgType, `q.${quoteIdent(c.name, 'source.query')}`);
     if (!column) return undefined;
     out.push(column);
   }
@@ -238,8 +239,7 @@ export async function writeParquetObjects(
   upload: UploadOptions,
 ): Promise<{ objects: (ManifestObject & { file: string })[]; rows: number }> {
   const objects: (ManifestObject & { file: string })[] = [];
-  const rows = await writeParquetFiles(chunks, columns, parquet, recordsPerObject, outDir, upload.signal, async (path, records) => {
-    const spooled = await hashFile(path, records);
+  const rows = await writeParquetFiles(chunks, columns, parquet, recordsPerObject, outDir, upload.signal, async (spooled) => {
     objects.push(await uploadObject(spooled, objects.length, 'parquet', contentTypeOf({ format: 'parquet' }), upload));
   });
   return { objects, rows };
@@ -257,7 +257,7 @@ export async function writeParquetFiles(
   recordsPerObject: number,
   outDir: string,
   signal: AbortSignal,
-  done: (path: string, records: number) => Promise<void>,
+  done: (file: Spooled) => Promise<void>,
 ): Promise<number> {
   mkdirSync(outDir, { recursive: true });
   const compress = await compressorOf(parquet.codec);
@@ -269,10 +269,10 @@ export async function writeParquetFiles(
     if (!file) return;
     const complete = file;
     // a footer that cannot be written leaves `file` set: the finally below removes it
-    complete.finish();
+    const spooled = complete.finish();
     file = undefined;
     files += 1;
-    await done(complete.path, complete.rows);
+    await done(spooled);
   };
 
   // The bytes of a row (or the header) not complete yet, kept as they came: joined only once
