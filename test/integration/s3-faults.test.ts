@@ -44,7 +44,12 @@ beforeAll(async () => {
   s3 = testS3Client(inject('s3'));
   bucket = await createTestBucket(s3, 'faults');
   proxy = await startS3Proxy(inject('s3').endpoint);
-  ws = makeWorkspace('s3faults', { WAREHOUSE_PASSWORD: db.password, ...s3Env(inject('s3')) });
+  // 20 MB objects go up in one PUT by default (32 MiB cutoff): these faults are about multipart uploads
+  ws = makeWorkspace('s3faults', {
+    WAREHOUSE_PASSWORD: db.password,
+    BACKFILL_RUNBOOK_S3_UPLOAD_CUTOFF: String(8 * 1024 * 1024),
+    ...s3Env(inject('s3')),
+  });
   ws.writeConfig(
     mixedConfig({ warehouse: { url: db.url, passwordEnv: 'WAREHOUSE_PASSWORD' } }, { lake: { bucket, endpoint: proxy.endpoint } }),
   );
@@ -216,5 +221,37 @@ describe('SIGKILL, then resume', () => {
     expect(r.stdout).toContain('2026-01-20T01: published (committed before the interruption: marker found on the target)');
     expect(await manifestOf(RAW, '2026-01-20T01')).toEqual(landed);
     await expectSettled('f-kill-after', RAW, HOURS);
+  });
+});
+
+describe('how an object goes up', () => {
+  it('up to the upload cutoff (32 MiB by default) in one PUT; above it (8 MiB here) in parts', async () => {
+    const stem = stemOf(BIG, '2026-02-01T00').replaceAll('#', '%23');
+    const uploadsOf = (from: number) =>
+      proxy.log.slice(from).filter((line) => line.startsWith('PUT ') && line.includes(stem) && !line.includes('_complete'));
+    // new content each time, so new object names: nothing is skipped as already there
+    await db.client.query(`update big set payload = payload || 'y' where event_id % 1000 = 1`);
+    const cutoff = ws.env.BACKFILL_RUNBOOK_S3_UPLOAD_CUTOFF;
+    delete ws.env.BACKFILL_RUNBOOK_S3_UPLOAD_CUTOFF;
+    let from = proxy.log.length;
+    try {
+      const r = await runCli(ws, ['big', '--from', '2026-02-01T00', '--to', '2026-02-01T01', '--run-id', 'f-one-put']);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+    } finally {
+      ws.env.BACKFILL_RUNBOOK_S3_UPLOAD_CUTOFF = cutoff;
+    }
+    const single = uploadsOf(from);
+    expect(single, single.join('\n')).toHaveLength(1);
+    expect(single[0]).not.toMatch(/uploadId=|partNumber=/);
+    await expectSettled('f-one-put', BIG, ['2026-02-01T00']);
+    const object = (await manifestOf(BIG, '2026-02-01T00')).objects[0];
+    expect(object?.size).toBeGreaterThan(8 * 1024 * 1024);
+
+    await db.client.query(`update big set payload = payload || 'z' where event_id % 1000 = 1`);
+    from = proxy.log.length;
+    const r = await runCli(ws, ['big', '--from', '2026-02-01T00', '--to', '2026-02-01T01', '--run-id', 'f-parts']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(uploadsOf(from).filter((line) => line.includes('partNumber=')).length).toBe(3);
+    await expectSettled('f-parts', BIG, ['2026-02-01T00']);
   });
 });

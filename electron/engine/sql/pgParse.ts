@@ -4,13 +4,22 @@
  * SELECT (readOnlySelect.ts), and which tables does it read (impact scope). A regex cannot
  * answer either: comments, strings, dollar quotes and nested CTEs all hide statements.
  *
- * The module is loaded on first use (a few milliseconds), so commands that never look at SQL
- * (`status`, `--version`) do not pay for it.
+ * The module, its JavaScript and its WebAssembly, is loaded on first use (about 25 ms), so
+ * commands and jobs that never look at Postgres SQL (`status`, an S3 → S3 run) do not pay for it.
  */
-import { loadModule, parseSync, type ParseResult } from 'libpg-query';
+import type * as PgQuery from 'libpg-query';
+import type { ParseResult } from 'libpg-query';
 import { bindNamed } from '../targets/postgres/sql.ts';
 
-let loading: Promise<void> | undefined;
+let loading: Promise<typeof PgQuery> | undefined;
+
+function parser(): Promise<typeof PgQuery> {
+  loading ??= import('libpg-query').then(async (lib) => {
+    await lib.loadModule();
+    return lib;
+  });
+  return loading;
+}
 
 /** A syntax error, with the 1-based position in the text given (after `:name` binding). */
 export class PgSyntaxError extends Error {
@@ -31,8 +40,7 @@ export async function parsePg(
   sql: string,
   params: readonly string[] = ['partition_start', 'partition_end', 'run_id'],
 ): Promise<ParseResult> {
-  loading ??= loadModule();
-  await loading;
+  const { parseSync } = await parser();
   const bound = bindNamed(sql, Object.fromEntries(params.map((p) => [p, null])), {
     placeholder: (n) => `$${n}`,
   });

@@ -15,18 +15,37 @@
  * The DuckDB module is loaded here, on first use, never when the CLI starts.
  */
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import type * as DuckApi from '@duckdb/node-api';
 import { InputError } from '../../../../shared/errors.ts';
 import type { Measures } from '../../executor/types.ts';
 import { asSubquery, bindPartition, ident, literal } from './lakeSql.ts';
 
-const require = createRequire(import.meta.url);
 let api: typeof DuckApi | undefined;
 
+/**
+ * Loads DuckDB's API. The CLI's build bundles its JavaScript into one chunk of its own
+ * (scripts/build-node.mjs), read only here: one file instead of 181, about 50 ms sooner.
+ */
+async function loadDuck(): Promise<typeof DuckApi> {
+  if (!api) {
+    const m = (await import('@duckdb/node-api')) as typeof DuckApi & { default?: typeof DuckApi };
+    api = m.default ?? m; // a CommonJS package: its exports are the default export in Node
+  }
+  return api;
+}
+
+/**
+ * Starts loading DuckDB without waiting for it: for a job whose every partition needs it, the
+ * library and its API load while the run checks its buckets, instead of after. A failure to
+ * load surfaces where the session opens.
+ */
+export function preloadLake(): void {
+  loadDuck().catch(() => undefined);
+}
+
 function duck(): typeof DuckApi {
-  api ??= require('@duckdb/node-api') as typeof DuckApi;
+  if (!api) throw new Error('DuckDB is used before LakeSession.open loaded it');
   return api;
 }
 
@@ -49,7 +68,9 @@ export class LakeSession {
   static async open(dir: string, timezone: string): Promise<LakeSession> {
     const spill = join(dir, '.spill');
     mkdirSync(spill, { recursive: true });
-    const instance = await duck().DuckDBInstance.create(':memory:', {
+    const instance = await (
+      await loadDuck()
+    ).DuckDBInstance.create(':memory:', {
       threads: LAKE_THREADS,
       memory_limit: LAKE_MEMORY_LIMIT,
       temp_directory: spill,

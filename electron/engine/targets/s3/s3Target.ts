@@ -29,7 +29,7 @@ import { belongsTo, manifestKeyOf, renderPath } from './paths.ts';
 import { cleanupAbandoned, publishPartition } from './publish.ts';
 import { checkBucket, partitionValues, S3RecordSource, type RecordSource, type SourceCounts } from './sources.ts';
 import { targetEncoding } from './formats.ts';
-import { LakeSession } from './lakeSession.ts';
+import { LakeSession, preloadLake } from './lakeSession.ts';
 import { readerSql, type Encoding } from './lakeSql.ts';
 import { writeLakeObjects } from './lakeWriter.ts';
 import { PostgresRecordSource } from './pgJsonSource.ts';
@@ -79,8 +79,14 @@ export class S3PartitionTarget implements PartitionTarget {
 
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
-      await checkBucket(this.options.bucket, 'target.connection');
-      await this.options.source.prepare();
+      if (this.options.source instanceof S3RecordSource && this.options.source.needsLake()) preloadLake();
+      // both buckets at once; the target's refusal is reported first
+      const [target, source] = await Promise.allSettled([
+        checkBucket(this.options.bucket, 'target.connection'),
+        this.options.source.prepare(),
+      ]);
+      if (target.status === 'rejected') throw target.reason;
+      if (source.status === 'rejected') throw source.reason;
       // Leftovers of runs that died (objects no manifest lists, open uploads) go first.
       if (this.options.ledger) await cleanupAbandoned(this.options.bucket, this.options.ledger);
     })();
@@ -160,7 +166,9 @@ export class S3PartitionTarget implements PartitionTarget {
             upload,
           );
           outputs = { files: objects.map((o) => o.file), encoding: this.encoding };
-          return { objects, counts: { ...relation.counts, records: objects.reduce((n, o) => n + o.records, 0) } };
+          const records = objects.reduce((n, o) => n + o.records, 0);
+          relation.settle?.(records);
+          return { objects, counts: { ...relation.counts, records } };
         },
         validate: async (objects, counts) =>
           this.validate(partition, objects, counts, async () => {

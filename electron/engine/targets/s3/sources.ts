@@ -12,7 +12,7 @@ import type { Partition } from '../../../../shared/partitions.ts';
 import type { S3Source, Unit } from '../../../../shared/schemas.ts';
 import { InputError } from '../../../../shared/errors.ts';
 import type { Measures } from '../../executor/types.ts';
-import type { S3Bucket } from './bucket.ts';
+import type { ListedObject, S3Bucket } from './bucket.ts';
 import { describeS3Error, isNotFound } from './errors.ts';
 import { parseManifest } from './manifest.ts';
 import { sourceEncoding, streamsAsJsonLines } from './formats.ts';
@@ -40,6 +40,8 @@ export interface LakeRelation {
   select: { table: string; values: string[] };
   /** the source's objects and bytes (null for Postgres); records are counted by whoever runs `select` */
   counts: Omit<SourceCounts, 'records'>;
+  /** Tells the source how many records `select` yielded, once counted in full (see S3RecordSource.counted). */
+  settle?(records: number): void;
 }
 
 export interface RecordSource {
@@ -65,6 +67,16 @@ export class IncompletePartitionError extends Error {
 export class S3RecordSource implements RecordSource {
   readonly label: string;
   readonly encoding: Encoding;
+  /**
+   * What this process counted of each partition: its objects as downloaded (key, size, ETag)
+   * and the records they yielded. A later measure of the partition — the reconciliation after
+   * the write, a validation rule's `records` — whose objects a listing shows unchanged (same
+   * keys, sizes and ETags: the same bytes) takes the count from here, instead of downloading
+   * the objects and running source.query over them again. Not kept for a query whose count may
+   * change between two runs over the same bytes (it calls random(), now(), a SAMPLE…): that
+   * one is measured again.
+   */
+  private readonly counted = new Map<string, { objects: string; counts: SourceCounts }>();
 
   constructor(
     private readonly bucket: S3Bucket,
@@ -87,11 +99,21 @@ export class S3RecordSource implements RecordSource {
     );
   }
 
+  /** True when every partition goes through DuckDB: a query, or a format Node does not stream. */
+  needsLake(): boolean {
+    return this.spec.query !== undefined || !streamsAsJsonLines(this.encoding, []);
+  }
+
   async lakeRelation(partition: Partition, session: LakeSession, values: PartitionValues, signal: AbortSignal): Promise<LakeRelation> {
     const objects = await this.objectsOf(partition);
     const staged = await stageObjects(this.bucket, objects, join(session.dir, 'source'), signal);
     for (const o of staged) session.name(o.file, this.bucket.url(o.key));
     const counts = { objects: staged.length, bytes: staged.reduce((n, o) => n + o.size, 0) };
+    const read = objectsRead(staged);
+    const settle =
+      read !== undefined && stableCount(this.spec.query)
+        ? (records: number) => this.counted.set(partition.key, { objects: read, counts: { ...counts, records } })
+        : undefined;
     if (staged.length === 0) {
       // no objects: an empty relation still has to bind the query, so it has no columns to name
       if (this.spec.query !== undefined) {
@@ -101,7 +123,7 @@ export class S3RecordSource implements RecordSource {
         );
       }
       await session.view('source', '(SELECT NULL AS no_records WHERE false)');
-      return { select: { table: '(SELECT * FROM source)', values: [] }, counts };
+      return { select: { table: '(SELECT * FROM source)', values: [] }, counts, settle };
     }
     await session.view(
       'source',
@@ -114,7 +136,7 @@ export class S3RecordSource implements RecordSource {
     const select = this.spec.query
       ? await session.userSelect(this.spec.query, 'source.query', values)
       : { table: '(SELECT * FROM source)', values: [] };
-    return { select, counts };
+    return { select, counts, settle };
   }
 
   /**
@@ -154,6 +176,7 @@ export class S3RecordSource implements RecordSource {
         counts.records += 1;
         yield line;
       }
+      relation.settle?.(counts.records);
     } finally {
       session?.close();
       rmSync(dir, { recursive: true, force: true });
@@ -207,10 +230,25 @@ export class S3RecordSource implements RecordSource {
       }
       return stream.counts();
     }
-    return this.withLake(partition, async (session, relation) => ({
-      ...relation.counts,
-      records: Number((await session.measuresOf(relation.select, 'count(*) AS records')).records ?? 0),
-    }));
+    const known = await this.countedBefore(partition, objects);
+    if (known) return known;
+    return this.withLake(partition, async (session, relation) => {
+      const records = Number((await session.measuresOf(relation.select, 'count(*) AS records')).records ?? 0);
+      relation.settle?.(records);
+      return { ...relation.counts, records };
+    });
+  }
+
+  /** The count this process took of the partition, if its objects are still the versions it read. */
+  private async countedBefore(partition: Partition, objects: readonly ObjectRef[]): Promise<SourceCounts | undefined> {
+    const known = this.counted.get(partition.key);
+    if (!known) return undefined;
+    const listed = new Map(
+      (await this.bucket.listAll(renderPath(this.spec.path, partition.key, this.unit, 'source.path'))).map((o) => [o.key, o]),
+    );
+    const now = objects.map((o) => listed.get(o.key));
+    if (now.some((o) => o === undefined)) return undefined;
+    return objectsRead(now as ListedObject[]) === known.objects ? known.counts : undefined;
   }
 
   /** "records", or a DuckDB SELECT over `source` (the partition's objects as they are, before source.query). */
@@ -238,6 +276,22 @@ export class S3RecordSource implements RecordSource {
     this.bucket.close();
     return Promise.resolve();
   }
+}
+
+/** The objects of a read, as versions: key, size and ETag each; undefined when the server gave no ETag. */
+function objectsRead(objects: readonly { key: string; size: number; etag: string }[]): string | undefined {
+  if (objects.some((o) => o.etag === '')) return undefined;
+  return objects.map((o) => `${o.key}\n${o.size}\n${o.etag.replaceAll('"', '')}`).join('\n');
+}
+
+/** False for a query whose count over the same bytes may differ from one run to the next. */
+function stableCount(query: string | undefined): boolean {
+  return (
+    query === undefined ||
+    !/\b(random|setseed|uuid|gen_random_uuid|now|current_date|current_time|current_timestamp|get_current_time|get_current_timestamp|localtime|localtimestamp|today|sample|tablesample)\b/i.test(
+      query,
+    )
+  );
 }
 
 /** Turns "cannot reach the bucket" into the user's problem to fix, with the reason. */

@@ -24,6 +24,8 @@ export interface StagedObject {
   key: string;
   file: string;
   size: number;
+  /** the ETag of the version downloaded */
+  etag: string;
 }
 
 /** Refuses a partition over the limits before anything is downloaded. */
@@ -47,7 +49,7 @@ export async function stageObjects(
   mkdirSync(dir, { recursive: true });
   return mapLimit(objects, Math.min(4, bucket.concurrency), async (o, i) => {
     const file = join(dir, `${String(i).padStart(6, '0')}${ending(o.key)}`);
-    const body = await bucket.getStream(o.key, signal);
+    const { body, etag } = await bucket.getObject(o.key, signal);
     let size = 0;
     const count = new Transform({
       transform(chunk: Buffer, _enc, cb) {
@@ -56,7 +58,7 @@ export async function stageObjects(
       },
     });
     await pipeline(body, count, createWriteStream(file), signal ? { signal } : {});
-    return { key: o.key, file, size };
+    return { key: o.key, file, size, etag };
   });
 }
 
