@@ -6,7 +6,7 @@
  * the fault proxy only to see the requests.
  */
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { DeleteObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { s3ConnectionSchema, s3SourceSchema } from '../../shared/schemas.ts';
 import { createS3Client, s3Endpoint } from '../../electron/engine/targets/s3/client.ts';
 import { S3Bucket } from '../../electron/engine/targets/s3/bucket.ts';
@@ -113,10 +113,24 @@ describe("an S3 source's count, within one process", () => {
     expect(downloads(from)).toHaveLength(2);
   });
 
-  it('is not shared between sources: another process (a resume) reads for itself', async () => {
-    await source('select id from source').measure(DAY);
+  it('is read again every time for a query that filters on :run_id (the write binds the run, a measure does not)', async () => {
+    const ofRun = source("select id from source where :run_id <> ''");
+    await ofRun.measure(DAY);
     const from = proxy.log.length;
-    expect((await source('select id from source').measure(DAY)).records).toBe(21);
+    expect((await ofRun.measure(DAY)).records).toBe(21);
+    expect(downloads(from)).toHaveLength(2);
+  });
+
+  it('is read again once an object is gone or another one arrives', async () => {
+    const all = source('select id from source');
+    expect((await all.measure(DAY)).records).toBe(21);
+    await putRecords(s3, name, `${STEM}c.json`, [{ id: 100 }]);
+    let from = proxy.log.length;
+    expect((await all.measure(DAY)).records).toBe(22);
+    expect(downloads(from)).toHaveLength(3);
+    await s3.send(new DeleteObjectCommand({ Bucket: name, Key: `${STEM}a.json` }));
+    from = proxy.log.length;
+    expect((await all.measure(DAY)).records).toBe(12);
     expect(downloads(from)).toHaveLength(2);
   });
 });

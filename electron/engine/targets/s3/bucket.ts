@@ -54,10 +54,17 @@ const PART_SIZE = 8 * 1024 * 1024;
  * Above it, parts go four at a time, which a large object needs on a slow link (rclone's
  * default cutoff is 200 MiB). Never beyond S3's 5 GiB limit for one PUT.
  */
-export const UPLOAD_CUTOFF = Math.min(
-  5 * 1024 ** 3,
-  Math.max(PART_SIZE, Number(process.env.BACKFILL_RUNBOOK_S3_UPLOAD_CUTOFF ?? 32 * 1024 * 1024) || PART_SIZE),
-);
+export function uploadCutoff(env: NodeJS.ProcessEnv = process.env): number {
+  const text = env.BACKFILL_RUNBOOK_S3_UPLOAD_CUTOFF?.trim() ?? '';
+  if (text === '') return 32 * 1024 * 1024;
+  if (!/^\d+$/.test(text)) {
+    throw new InputError(`BACKFILL_RUNBOOK_S3_UPLOAD_CUTOFF is ${JSON.stringify(text)}: give a size in bytes, e.g. 33554432 for 32 MiB`, {
+      field: 'BACKFILL_RUNBOOK_S3_UPLOAD_CUTOFF',
+      value: text,
+    });
+  }
+  return Math.min(5 * 1024 ** 3, Math.max(PART_SIZE, Number(text)));
+}
 const DELETE_BATCH = 1000;
 
 type UploadListener = (uploadId: string) => void;
@@ -224,7 +231,7 @@ export class S3Bucket {
     const range = (start: number, length: number): Readable =>
       length === 0 ? Readable.from([]) : createReadStream(file, { start, end: start + length - 1, highWaterMark: 256 * 1024 });
     const partSize = Math.max(PART_SIZE, Math.ceil(size / 9000));
-    if (size <= Math.max(partSize, UPLOAD_CUTOFF)) {
+    if (size <= Math.max(partSize, uploadCutoff())) {
       await retried(signal, () =>
         this.client.send(new sdk.PutObjectCommand({ ...head, Body: range(0, size), ContentLength: size }), { abortSignal: signal }),
       );

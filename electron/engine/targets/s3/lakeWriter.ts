@@ -27,7 +27,14 @@ export interface LakeWrite {
   sql: string;
 }
 
-export async function writeLakeObjects(w: LakeWrite, upload: UploadOptions): Promise<(ManifestObject & { file: string })[]> {
+/**
+ * The objects, and `rows`: the records the SELECT yielded as DuckDB counted them running it, the
+ * source side of "read N, wrote M" (the objects' own counts come from the cut, one COPY each).
+ */
+export async function writeLakeObjects(
+  w: LakeWrite,
+  upload: UploadOptions,
+): Promise<{ objects: (ManifestObject & { file: string })[]; rows: number }> {
   mkdirSync(w.outDir, { recursive: true });
   const ext = extensionOf(w.encoding);
   const options = copyOptions(w.encoding);
@@ -54,5 +61,5 @@ export async function writeLakeObjects(w: LakeWrite, upload: UploadOptions): Pro
     if (upload.signal.aborted) throw new AbortedError();
     written.push(await uploadObject(await hashFile(f.file, f.records), i, ext, contentTypeOf(w.encoding), upload));
   }
-  return written;
+  return { objects: written, rows };
 }

@@ -20,7 +20,7 @@ import type {
   RuleCheck,
   WriteContext,
 } from '../../executor/types.ts';
-import type { S3Bucket } from './bucket.ts';
+import { uploadCutoff, type S3Bucket } from './bucket.ts';
 import { mapLimit } from './concurrency.ts';
 import { describeS3Error, isTransientS3Error } from './errors.ts';
 import type { S3Ledger } from './ledger.ts';
@@ -79,14 +79,21 @@ export class S3PartitionTarget implements PartitionTarget {
 
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
+      uploadCutoff(); // a malformed BACKFILL_RUNBOOK_S3_UPLOAD_CUTOFF is refused before anything is written
       if (this.options.source instanceof S3RecordSource && this.options.source.needsLake()) preloadLake();
-      // both buckets at once; the target's refusal is reported first
-      const [target, source] = await Promise.allSettled([
-        checkBucket(this.options.bucket, 'target.connection'),
-        this.options.source.prepare(),
-      ]);
-      if (target.status === 'rejected') throw target.reason;
-      if (source.status === 'rejected') throw source.reason;
+      if (this.options.source instanceof S3RecordSource) {
+        // two bucket checks at once; the target's refusal is reported first
+        const [target, source] = await Promise.allSettled([
+          checkBucket(this.options.bucket, 'target.connection'),
+          this.options.source.prepare(),
+        ]);
+        if (target.status === 'rejected') throw target.reason;
+        if (source.status === 'rejected') throw source.reason;
+      } else {
+        // a Postgres source's SQL is checked and probed only once the target's bucket answers
+        await checkBucket(this.options.bucket, 'target.connection');
+        await this.options.source.prepare();
+      }
       // Leftovers of runs that died (objects no manifest lists, open uploads) go first.
       if (this.options.ledger) await cleanupAbandoned(this.options.bucket, this.options.ledger);
     })();
@@ -113,6 +120,7 @@ export class S3PartitionTarget implements PartitionTarget {
     let session: LakeSession | undefined;
     const lake = async (): Promise<LakeSession> => (session ??= await LakeSession.open(dir, job.timezone));
     let outputs: { files: string[]; encoding: Encoding } = { files: [], encoding: this.encoding };
+    let stored: number | undefined;
     try {
       const { result } = await publishPartition({
         bucket,
@@ -153,7 +161,7 @@ export class S3PartitionTarget implements PartitionTarget {
           }
           const session = await lake();
           const relation = await this.options.source.lakeRelation(partition, session, partitionValues(partition, ctx.runId), ctx.signal);
-          const objects = await writeLakeObjects(
+          const { objects, rows } = await writeLakeObjects(
             {
               session,
               select: relation.select,
@@ -166,12 +174,13 @@ export class S3PartitionTarget implements PartitionTarget {
             upload,
           );
           outputs = { files: objects.map((o) => o.file), encoding: this.encoding };
-          const records = objects.reduce((n, o) => n + o.records, 0);
-          relation.settle?.(records);
-          return { objects, counts: { ...relation.counts, records } };
+          // Read back: the records the written files hold, counted by reading them, not by the writer.
+          stored = objects.length === 0 ? 0 : await session.run(`SELECT count(*) FROM ${readerSql(outputs.files, this.encoding)}`);
+          relation.settle?.(rows);
+          return { objects, counts: { ...relation.counts, records: rows } };
         },
         validate: async (objects, counts) =>
-          this.validate(partition, objects, counts, async () => {
+          this.validate(partition, objects, counts, stored, async () => {
             const s = await lake();
             await this.defineTarget(s, outputs.files, outputs.encoding);
             return s;
@@ -196,14 +205,17 @@ export class S3PartitionTarget implements PartitionTarget {
     partition: Partition,
     objects: ManifestObject[],
     counts: SourceCounts,
+    /** the records the output files hold, read back (DuckDB's outputs) */
+    readBack: number | undefined,
     targetLake: () => Promise<LakeSession>,
   ): Promise<PartitionWriteResult> {
     const problems: string[] = [];
     const written = objects.reduce((n, o) => n + o.records, 0);
     if (written !== counts.records) problems.push(`read ${counts.records} records but wrote ${written}`);
-    const stored = await mapLimit(objects, this.options.bucket.concurrency, (o) => this.options.bucket.head(o.key));
+    if (readBack !== undefined && readBack !== written) problems.push(`wrote ${written} records but the objects hold ${readBack}`);
+    const heads = await mapLimit(objects, this.options.bucket.concurrency, (o) => this.options.bucket.head(o.key));
     objects.forEach((o, i) => {
-      const size = stored[i]?.size;
+      const size = heads[i]?.size;
       if (size !== o.size) problems.push(`${this.options.bucket.url(o.key)} holds ${size ?? 'nothing'} bytes, ${o.size} were written`);
     });
     const checks = await this.runRules(partition, { records: written }, targetLake);

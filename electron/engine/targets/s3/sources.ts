@@ -281,15 +281,22 @@ export class S3RecordSource implements RecordSource {
 /** The objects of a read, as versions: key, size and ETag each; undefined when the server gave no ETag. */
 function objectsRead(objects: readonly { key: string; size: number; etag: string }[]): string | undefined {
   if (objects.some((o) => o.etag === '')) return undefined;
-  return objects.map((o) => `${o.key}\n${o.size}\n${o.etag.replaceAll('"', '')}`).join('\n');
+  return JSON.stringify(objects.map((o) => [o.key, o.size, o.etag.replaceAll('"', '')]));
 }
 
-/** False for a query whose count over the same bytes may differ from one run to the next. */
+/**
+ * False for a query whose count over the same bytes may differ from one run to the next: it
+ * draws at random, reads the clock, or filters on :run_id (the write binds the run's id, a
+ * later measure 'read'). A false alarm only costs a second read.
+ */
 function stableCount(query: string | undefined): boolean {
   return (
     query === undefined ||
-    !/\b(random|setseed|uuid|gen_random_uuid|now|current_date|current_time|current_timestamp|get_current_time|get_current_timestamp|localtime|localtimestamp|today|sample|tablesample)\b/i.test(
-      query,
+    !(
+      /:run_id\b/i.test(query) ||
+      /\b(random|setseed|uuid|uuidv4|uuidv7|gen_random_uuid|now|today|current_date|current_time|current_timestamp|current_localtime|current_localtimestamp|localtime|localtimestamp|get_current_time|get_current_timestamp|transaction_timestamp|sample|tablesample)\b/i.test(
+        query,
+      )
     )
   );
 }
