@@ -76,6 +76,8 @@ export class BadRecordError extends Error {
 export interface ObjectRef {
   key: string;
   size: number;
+  /** when the object was found by listing */
+  etag?: string;
 }
 
 export interface ReadCounts {

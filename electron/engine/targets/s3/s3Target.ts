@@ -29,7 +29,7 @@ import { belongsTo, manifestKeyOf, renderPath } from './paths.ts';
 import { cleanupAbandoned, publishPartition } from './publish.ts';
 import { checkBucket, partitionValues, S3RecordSource, type RecordSource, type SourceCounts } from './sources.ts';
 import { targetEncoding } from './formats.ts';
-import { LakeSession, preloadLake } from './lakeSession.ts';
+import { LakeSession } from './lakeSession.ts';
 import { readerSql, type Encoding } from './lakeSql.ts';
 import { writeLakeObjects } from './lakeWriter.ts';
 import { PostgresRecordSource } from './pgJsonSource.ts';
@@ -80,7 +80,6 @@ export class S3PartitionTarget implements PartitionTarget {
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
       uploadCutoff(); // a malformed BACKFILL_RUNBOOK_S3_UPLOAD_CUTOFF is refused before anything is written
-      if (this.options.source instanceof S3RecordSource && this.options.source.needsLake()) preloadLake();
       if (this.options.source instanceof S3RecordSource) {
         // two bucket checks at once; the target's refusal is reported first
         const [target, source] = await Promise.allSettled([

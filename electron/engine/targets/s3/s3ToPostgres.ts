@@ -35,7 +35,6 @@ import { isTransientS3Error } from './errors.ts';
 import { params } from './pgJsonSource.ts';
 import type { RecordBlock } from './records.ts';
 import type { S3RecordSource } from './sources.ts';
-import { preloadLake } from './lakeSession.ts';
 
 export interface S3ToPostgresOptions {
   job: Job;
@@ -64,7 +63,6 @@ export class S3ToPostgresTarget implements PartitionTarget {
   prepare(): Promise<void> {
     this.prepared ??= (async () => {
       const { spec, writeMode, job } = this.options;
-      if (this.options.source.needsLake()) preloadLake();
       // Every Postgres side of a rule is one read-only SELECT, checked before any server sees it.
       for (const [i, rule] of job.validation.entries()) await checkReadOnlySelect(rule.target, this.origin(`validation[${i}].target`));
       // Only reads here: a dry run leaves nothing on the target (the marker table waits for the first write).

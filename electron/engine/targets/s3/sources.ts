@@ -16,7 +16,7 @@ import type { ListedObject, S3Bucket } from './bucket.ts';
 import { describeS3Error, isNotFound } from './errors.ts';
 import { parseManifest } from './manifest.ts';
 import { sourceEncoding, streamsAsJsonLines } from './formats.ts';
-import { LakeSession, type PartitionValues } from './lakeSession.ts';
+import { LakeSession, preloadLake, type PartitionValues } from './lakeSession.ts';
 import { readerSql, type Encoding } from './lakeSql.ts';
 import { isDataKey, manifestKeyOf, renderPath } from './paths.ts';
 import { blocksOf, lines, readRecords, type ObjectRef, type ReadCounts, type RecordBlock } from './records.ts';
@@ -100,7 +100,7 @@ export class S3RecordSource implements RecordSource {
   }
 
   /** True when every partition goes through DuckDB: a query, or a format Node does not stream. */
-  needsLake(): boolean {
+  private needsLake(): boolean {
     return this.spec.query !== undefined || !streamsAsJsonLines(this.encoding, []);
   }
 
@@ -184,6 +184,8 @@ export class S3RecordSource implements RecordSource {
   }
 
   async prepare(): Promise<void> {
+    // every partition will need DuckDB: its library loads while the bucket answers
+    if (this.needsLake()) preloadLake();
     await checkBucket(this.bucket, 'source.connection');
   }
 
@@ -207,7 +209,7 @@ export class S3RecordSource implements RecordSource {
     const listed = await this.bucket.listAll(stem);
     return listed
       .filter((o) => isDataKey(stem, o.key))
-      .map((o) => ({ key: o.key, size: o.size }))
+      .map((o) => ({ key: o.key, size: o.size, etag: o.etag }))
       .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
@@ -243,9 +245,10 @@ export class S3RecordSource implements RecordSource {
   private async countedBefore(partition: Partition, objects: readonly ObjectRef[]): Promise<SourceCounts | undefined> {
     const known = this.counted.get(partition.key);
     if (!known) return undefined;
-    const listed = new Map(
-      (await this.bucket.listAll(renderPath(this.spec.path, partition.key, this.unit, 'source.path'))).map((o) => [o.key, o]),
-    );
+    // objects found by listing carry their ETags already; a manifest's need a listing
+    const listed = objects.every((o) => o.etag !== undefined)
+      ? new Map(objects.map((o) => [o.key, o as ListedObject]))
+      : new Map((await this.bucket.listAll(renderPath(this.spec.path, partition.key, this.unit, 'source.path'))).map((o) => [o.key, o]));
     const now = objects.map((o) => listed.get(o.key));
     if (now.some((o) => o === undefined)) return undefined;
     return objectsRead(now as ListedObject[]) === known.objects ? known.counts : undefined;
