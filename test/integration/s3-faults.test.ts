@@ -7,7 +7,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import Database from 'better-sqlite3';
-import type { S3Client } from '@aws-sdk/client-s3';
+import { GetObjectTaggingCommand, type S3Client } from '@aws-sdk/client-s3';
 import { createTestDatabase } from '../support/pg.ts';
 import { makeWorkspace, runCli, startCli, type Workspace } from '../support/workspace.ts';
 import { createTestBucket, getText, listKeys, mixedConfig, openUploads, s3Env, testS3Client } from '../support/s3.ts';
@@ -253,5 +253,55 @@ describe('how an object goes up', () => {
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(uploadsOf(from).filter((line) => line.includes('partNumber=')).length).toBe(3);
     await expectSettled('f-parts', BIG, ['2026-02-01T00']);
+  });
+});
+
+describe('the requests a run makes', () => {
+  it('checks the bucket once and learns what the partition holds from one listing, not a HEAD per object; a rerun of the same records only relabels them', async () => {
+    const stem = stemOf(RAW, '2026-01-20T03').replaceAll('#', '%23');
+    const range = ['raw', '--from', '2026-01-20T03', '--to', '2026-01-20T04'];
+    const since = (from: number) => proxy.log.slice(from);
+    const bucketChecks = (lines: string[]) => lines.filter((line) => new RegExp(`^HEAD /${bucket}/?(\\?|$)`).test(line));
+    // a HEAD of an object before anything was sent to it: asking whether it is there (validation
+    // reads each object's stored size after its upload, which is not this)
+    const pathOf = (line: string) => line.split(' ')[1]?.split('?')[0];
+    const objectHeads = (lines: string[]) =>
+      lines.filter(
+        (line, i) =>
+          line.startsWith('HEAD ') &&
+          line.includes(stem) &&
+          !lines.slice(0, i).some((l) => l.startsWith('PUT ') && pathOf(l) === pathOf(line)),
+      );
+    const dataPuts = (lines: string[]) =>
+      lines.filter((line) => line.startsWith('PUT ') && line.includes(stem) && !line.includes('_complete'));
+
+    let from = proxy.log.length;
+    const first = await runCli(ws, [...range, '--run-id', 'f-req-1']);
+    expect(first.code, first.stdout + first.stderr).toBe(0);
+    await expectSettled('f-req-1', RAW, ['2026-01-20T03']);
+    const objects = (await manifestOf(RAW, '2026-01-20T03')).objects;
+    expect(objects).toHaveLength(3); // 200 rows, 80 a object
+    const log = since(from);
+    expect(bucketChecks(log), log.join('\n')).toHaveLength(1);
+    expect(objectHeads(log), log.join('\n')).toEqual([]);
+    expect(dataPuts(log).filter((line) => !line.includes('tagging'))).toHaveLength(3);
+
+    from = proxy.log.length;
+    const again = await runCli(ws, [...range, '--run-id', 'f-req-2']);
+    expect(again.code, again.stdout + again.stderr).toBe(0);
+    await expectSettled('f-req-2', RAW, ['2026-01-20T03']);
+    expect((await manifestOf(RAW, '2026-01-20T03')).objects).toEqual(objects);
+    const rerun = since(from);
+    expect(objectHeads(rerun), rerun.join('\n')).toEqual([]);
+    // the same content under the same names: tags rewritten, no byte sent again
+    expect(
+      dataPuts(rerun).filter((line) => !line.includes('tagging')),
+      rerun.join('\n'),
+    ).toEqual([]);
+    expect(dataPuts(rerun).filter((line) => line.includes('tagging'))).toHaveLength(3);
+    for (const o of objects) {
+      const tags = await s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: o.key }));
+      expect(tags.TagSet).toContainEqual({ Key: 'run_id', Value: 'f-req-2' });
+    }
   });
 });

@@ -81,21 +81,33 @@ export async function openExecution(req: ExecutionRequest): Promise<Execution> {
   const plan = retune ? effectivePlan(current, retune.settings) : current;
 
   let answers: Answers | undefined;
-  await checkExecutionGates({
-    prepared,
-    store,
-    config: req.config,
-    operator: actor,
-    env: req.env,
-    onSanity: req.onSanity,
-    executed: plan,
-    onQuestions: (a) => (answers = a),
-  });
   const config = configForPlan(req.config, prepared.job, plan);
-  // Before anything is recorded: a probe whose token is not set, or whose SQL is not one
-  // read-only SELECT, is a configuration error (exit 2) that leaves no run behind.
-  const monitor = stopConditionsFor({ ...req, config, plan, runId });
-  const target = openTarget(config, prepared.job, plan.write_mode, req.env, store);
+  // One target for the questions gate and the run: its bucket checks, catalog lookups and
+  // cleanup of abandoned objects are done once. Opened when the gate first asks for it.
+  let opened: PartitionTarget | undefined;
+  const theTarget = (): PartitionTarget => (opened ??= openTarget(config, prepared.job, plan.write_mode, req.env, store));
+  const monitor = await (async () => {
+    try {
+      await checkExecutionGates({
+        prepared,
+        store,
+        config: req.config,
+        operator: actor,
+        env: req.env,
+        onSanity: req.onSanity,
+        executed: plan,
+        onQuestions: (a) => (answers = a),
+        target: theTarget,
+      });
+      // Before anything is recorded: a probe whose token is not set, or whose SQL is not one
+      // read-only SELECT, is a configuration error (exit 2) that leaves no run behind.
+      return stopConditionsFor({ ...req, config, plan, runId });
+    } catch (err) {
+      await opened?.close();
+      throw err;
+    }
+  })();
+  const target = theTarget();
   try {
     await monitor.check();
     await target.prepare();

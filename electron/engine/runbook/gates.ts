@@ -8,6 +8,7 @@ import { blocking } from '../../../shared/redFlags.ts';
 import type { Config, Plan } from '../../../shared/schemas.ts';
 import type { Store } from '../store/index.ts';
 import type { PreparedPlan } from './prepare.ts';
+import type { PartitionTarget } from '../executor/types.ts';
 import type { SanityReport } from '../safety/sanity.ts';
 import { sanityGate } from '../safety/sanityGate.ts';
 import { signoffGate } from './signoffGate.ts';
@@ -30,6 +31,12 @@ export interface GateContext {
   executed?: Plan;
   /** sees the dry run's questions as the questions gate answered them (accepted flags are kept as evidence) */
   onQuestions?: (answers: Answers) => void;
+  /**
+   * Opens (once) the target the execution will write through: the questions gate prepares and
+   * asks it, and leaves it open, so its bucket checks and cleanup serve the execution too.
+   * Without it the gate opens a target of its own and closes it.
+   */
+  target?: () => PartitionTarget;
 }
 
 export type Gate = (ctx: GateContext) => Promise<string[]> | string[];

@@ -37,12 +37,12 @@ export async function answersForExecution(ctx: GateContext, now = new Date()): P
     .filter((r): r is TimedDryRunRow => r !== undefined)
     // a dry run recorded before its reads were timed
     .map((r) => ({ ...r, ms: typeof r.ms === 'number' ? r.ms : 0 }));
-  const target = openTarget(config, prepared.job, prepared.plan.write_mode, env, store);
+  const target = ctx.target?.() ?? openTarget(config, prepared.job, prepared.plan.write_mode, env, store);
   try {
     await target.prepare();
     return await answerQuestions({ prepared, config, env, store, target, partitions: toWrite, rows, now, executed: ctx.executed });
   } finally {
-    await target.close();
+    if (!ctx.target) await target.close();
   }
 }
 

@@ -55,6 +55,36 @@ const LAKE_THREADS = '2';
 
 export type PartitionValues = { partition_start: string; partition_end: string; run_id: string };
 
+/**
+ * A partition's folder and its DuckDB session, which may still be opening: a source stages its
+ * objects into `dir` while DuckDB starts, and waits for `session()` only to define `source`.
+ */
+export interface Lake {
+  readonly dir: string;
+  session(): Promise<LakeSession>;
+}
+
+/**
+ * A Lake over `dir` whose session opens on first use. `close()` closes it whether it is open,
+ * still opening or never asked for, and may be called more than once; the caller removes `dir`.
+ */
+export function openLake(dir: string, timezone: string): Lake & { close(): Promise<void> } {
+  let opening: Promise<LakeSession> | undefined;
+  let closed = false;
+  return {
+    dir,
+    session: () => {
+      if (closed) return Promise.reject(new Error("the partition's DuckDB session is closed"));
+      return (opening ??= LakeSession.open(dir, timezone));
+    },
+    close: async () => {
+      if (closed) return;
+      closed = true;
+      (await opening?.catch(() => undefined))?.close();
+    },
+  };
+}
+
 export class LakeSession {
   private constructor(
     private readonly instance: DuckApi.DuckDBInstance,

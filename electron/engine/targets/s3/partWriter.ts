@@ -32,6 +32,8 @@ export interface UploadOptions {
   beforeWrite(key: string): void;
   /** Called with a multipart upload's id as soon as S3 hands it out. */
   onUploadId(key: string, uploadId: string): void;
+  /** The size of `key` as the partition was listed before the write; without it, a HEAD asks. */
+  existing?(key: string): Promise<number | undefined>;
   signal: AbortSignal;
   /** Keep the local files (for validation rules that read the output); the caller removes `dir`. */
   keepIn?: string;
@@ -146,9 +148,9 @@ export async function uploadObject(
   opts.beforeWrite(key);
   // The name is the content: an object already there under it (a rerun of the same
   // records) holds these very bytes; it is relabelled as this run's.
-  const existing = await opts.bucket.head(key);
+  const existing = opts.existing ? await opts.existing(key) : (await opts.bucket.head(key))?.size;
   const metadata = { ...opts.labels.metadata, records: String(spooled.records) };
-  if (existing?.size !== spooled.size) {
+  if (existing !== spooled.size) {
     await opts.bucket.uploadFile(key, spooled.file, spooled.size, contentType, (id) => opts.onUploadId(key, id), opts.signal, {
       tags: opts.labels.tags,
       metadata,

@@ -26,7 +26,7 @@ import { checkReadOnlySelect } from '../../sql/readOnlySelect.ts';
 import type { ClientPool } from '../postgres/pool.ts';
 import { quoteIdent } from '../postgres/sql.ts';
 import { measureSourceSql, sourceAsTable } from '../postgres/statements.ts';
-import type { LakeSession, PartitionValues } from './lakeSession.ts';
+import type { Lake, PartitionValues } from './lakeSession.ts';
 import { duckTypeOfPg, readerSql, DEFAULT_CSV } from './lakeSql.ts';
 import { countLines, NEWLINE, type RecordBlock } from './records.ts';
 import { parquetColumns, type ParquetColumn } from './pgParquet.ts';
@@ -154,10 +154,12 @@ export class PostgresRecordSource implements RecordSource {
   }
 
   /** The partition's rows spooled as JSON Lines into the session's folder, read back with their types. */
-  async lakeRelation(partition: Partition, session: LakeSession, _values: PartitionValues, signal: AbortSignal): Promise<LakeRelation> {
+  async lakeRelation(partition: Partition, lake: Lake, _values: PartitionValues, signal: AbortSignal): Promise<LakeRelation> {
     if (!this.spoolSource) throw new Error('prepare() must run before reading partitions');
+    const opening = lake.session(); // DuckDB opens while the rows spool
+    opening.catch(() => undefined); // a failure to open is thrown below, once they have
     const stream = this.spool(this.spoolSource, partition, signal);
-    const dir = join(session.dir, 'source');
+    const dir = join(lake.dir, 'source');
     await mkdir(dir, { recursive: true });
     const file = join(dir, 'rows.json');
     await pipeline(
@@ -174,7 +176,7 @@ export class PostgresRecordSource implements RecordSource {
       csv: DEFAULT_CSV,
       parquet: { codec: 'zstd' as const, rowGroupSize: 122_880 },
     };
-    await session.view('source', readerSql([file], enc, this.columns));
+    await (await opening).view('source', readerSql([file], enc, this.columns));
     return { select: { table: '(SELECT * FROM source)', values: [] }, counts: { objects: null, bytes: null } };
   }
 

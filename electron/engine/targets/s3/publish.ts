@@ -2,7 +2,8 @@
  * The publish protocol of an S3 partition. S3 has no transactions; this is what stands in for
  * one (docs/design.md §6 for S3):
  *
- *   1. Lock the partition on this machine (ledger), list what it holds now.
+ *   1. Lock the partition on this machine (ledger), list what it holds now (while step 2
+ *      reads its source; before its first upload).
  *   2. Write the new data objects. Each name is derived from the partition and the object's
  *      content (`…_19#0.<sha256>.json.gz`), recorded in the ledger BEFORE it is written, and a
  *      multipart upload's id is recorded the moment S3 hands it out. New content never lands
@@ -45,6 +46,8 @@ import type { SourceCounts } from './sources.ts';
 export interface WriteHooks {
   beforeWrite(key: string): void;
   onUploadId(key: string, uploadId: string): void;
+  /** The size of `key` in the partition as step 1 listed it (before this write), or undefined. */
+  existing(key: string): Promise<number | undefined>;
 }
 
 export interface PublishRequest {
@@ -74,11 +77,17 @@ export async function publishPartition(req: PublishRequest): Promise<{ result: P
   }
   try {
     await cleanupPartition(bucket, ledger, stem);
-    const before = (await bucket.listAll(stem)).filter((o) => belongsTo(stem, o.key)).map((o) => o.key);
+    // Step 1's listing travels while the writer reads its source. A writer awaits it before its
+    // first upload (`existing`), so it never holds this attempt's own objects; and were it to,
+    // they are in the new manifest, which is what keeps an object from being deleted.
+    const listing = bucket.listAll(stem).then((all) => new Map(all.filter((o) => belongsTo(stem, o.key)).map((o) => [o.key, o.size])));
+    listing.catch(() => undefined); // thrown below, where it is awaited
     const { objects, counts } = await req.write({
       beforeWrite: (key) => ledger.recordObject(runId, partition.key, bucket.name, stem, key),
       onUploadId: (key, id) => ledger.recordUpload(runId, partition.key, bucket.name, stem, key, id),
+      existing: async (key) => (await listing).get(key),
     });
+    const before = [...(await listing).keys()];
     const result = await req.validate(objects, counts);
     req.onValidated(result);
     if (req.signal.aborted) throw new AbortedError();

@@ -29,7 +29,8 @@ import { belongsTo, manifestKeyOf, renderPath } from './paths.ts';
 import { cleanupAbandoned, publishPartition } from './publish.ts';
 import { checkBucket, partitionValues, S3RecordSource, type RecordSource, type SourceCounts } from './sources.ts';
 import { targetEncoding } from './formats.ts';
-import { LakeSession } from './lakeSession.ts';
+import type { LakeSession} from './lakeSession.ts';
+import { openLake } from './lakeSession.ts';
 import { readerSql, type Encoding } from './lakeSql.ts';
 import { writeLakeObjects } from './lakeWriter.ts';
 import { PostgresRecordSource } from './pgJsonSource.ts';
@@ -116,8 +117,7 @@ export class S3PartitionTarget implements PartitionTarget {
     const labels = backfillLabels(ctx.runId, ctx.planHash, partition.key, job.name);
     // The partition's private folder: staged source objects, the objects before upload, DuckDB's spill.
     const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
-    let session: LakeSession | undefined;
-    const lake = async (): Promise<LakeSession> => (session ??= await LakeSession.open(dir, job.timezone));
+    const lake = openLake(dir, job.timezone);
     let outputs: { files: string[]; encoding: Encoding } = { files: [], encoding: this.encoding };
     let stored: number | undefined;
     try {
@@ -158,8 +158,8 @@ export class S3PartitionTarget implements PartitionTarget {
               return { objects: written.objects, counts: { records: written.rows, objects: null, bytes: null } };
             }
           }
-          const session = await lake();
-          const relation = await this.options.source.lakeRelation(partition, session, partitionValues(partition, ctx.runId), ctx.signal);
+          const relation = await this.options.source.lakeRelation(partition, lake, partitionValues(partition, ctx.runId), ctx.signal);
+          const session = await lake.session();
           const { objects, rows } = await writeLakeObjects(
             {
               session,
@@ -180,7 +180,7 @@ export class S3PartitionTarget implements PartitionTarget {
         },
         validate: async (objects, counts) =>
           this.validate(partition, objects, counts, stored, async () => {
-            const s = await lake();
+            const s = await lake.session();
             await this.defineTarget(s, outputs.files, outputs.encoding);
             return s;
           }),
@@ -188,7 +188,7 @@ export class S3PartitionTarget implements PartitionTarget {
       });
       return result;
     } finally {
-      session?.close();
+      await lake.close();
       rmSync(dir, { recursive: true, force: true });
     }
   }
@@ -251,22 +251,27 @@ export class S3PartitionTarget implements PartitionTarget {
   /** `target` over a published partition's objects, staged from S3, for reconcile. */
   private async publishedLake<T>(manifest: PartitionManifest, fn: (lake: () => Promise<LakeSession>) => Promise<T>): Promise<T> {
     const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
-    let session: LakeSession | undefined;
+    const lake = openLake(dir, this.options.job.timezone);
+    let defined: Promise<LakeSession> | undefined;
     try {
-      return await fn(async () => {
-        if (session) return session;
-        session = await LakeSession.open(dir, this.options.job.timezone);
-        const staged = await stageObjects(this.options.bucket, manifest.objects, join(dir, 'target'));
-        for (const o of staged) session.name(o.file, this.options.bucket.url(o.key));
-        await this.defineTarget(
-          session,
-          staged.map((o) => o.file),
-          this.encoding,
-        );
-        return session;
-      });
+      return await fn(
+        () =>
+          (defined ??= (async () => {
+            const opening = lake.session(); // DuckDB opens while the objects download
+            opening.catch(() => undefined);
+            const staged = await stageObjects(this.options.bucket, manifest.objects, join(dir, 'target'));
+            const session = await opening;
+            for (const o of staged) session.name(o.file, this.options.bucket.url(o.key));
+            await this.defineTarget(
+              session,
+              staged.map((o) => o.file),
+              this.encoding,
+            );
+            return session;
+          })()),
+      );
     } finally {
-      session?.close();
+      await lake.close();
       rmSync(dir, { recursive: true, force: true });
     }
   }
@@ -287,8 +292,8 @@ export class S3PartitionTarget implements PartitionTarget {
     partitionKey: string,
   ): Promise<{ manifest: PartitionManifest | null; objects: number; bytes: number; records: number | null; keys: Map<string, number> }> {
     const stem = this.stemOf(partitionKey);
-    const listed = (await this.options.bucket.listAll(stem)).filter((o) => belongsTo(stem, o.key) && o.key !== manifestKeyOf(stem));
-    const manifest = await this.manifestOf(partitionKey);
+    const [all, manifest] = await Promise.all([this.options.bucket.listAll(stem), this.manifestOf(partitionKey)]);
+    const listed = all.filter((o) => belongsTo(stem, o.key) && o.key !== manifestKeyOf(stem));
     return {
       manifest,
       objects: listed.length,

@@ -16,7 +16,7 @@ import type { ListedObject, S3Bucket } from './bucket.ts';
 import { describeS3Error, isNotFound } from './errors.ts';
 import { parseManifest } from './manifest.ts';
 import { sourceEncoding, streamsAsJsonLines } from './formats.ts';
-import { LakeSession, preloadLake, type PartitionValues } from './lakeSession.ts';
+import { openLake, preloadLake, type Lake, type LakeSession, type PartitionValues } from './lakeSession.ts';
 import { readerSql, type Encoding } from './lakeSql.ts';
 import { isDataKey, manifestKeyOf, renderPath } from './paths.ts';
 import { blocksOf, lines, readRecords, type ObjectRef, type ReadCounts, type RecordBlock } from './records.ts';
@@ -46,8 +46,8 @@ export interface LakeRelation {
 
 export interface RecordSource {
   readonly label: string;
-  /** Defines `source` in `session` over this partition (staging what it must into session.dir). */
-  lakeRelation(partition: Partition, session: LakeSession, values: PartitionValues, signal: AbortSignal): Promise<LakeRelation>;
+  /** Defines `source` in the lake's session over this partition (staging what it must into lake.dir). */
+  lakeRelation(partition: Partition, lake: Lake, values: PartitionValues, signal: AbortSignal): Promise<LakeRelation>;
   prepare(): Promise<void>;
   open(partition: Partition, signal: AbortSignal): Promise<RecordStream>;
   /** Read-only: what `open` would yield, counted. */
@@ -104,9 +104,13 @@ export class S3RecordSource implements RecordSource {
     return this.spec.query !== undefined || !streamsAsJsonLines(this.encoding, []);
   }
 
-  async lakeRelation(partition: Partition, session: LakeSession, values: PartitionValues, signal: AbortSignal): Promise<LakeRelation> {
+  async lakeRelation(partition: Partition, lake: Lake, values: PartitionValues, signal: AbortSignal): Promise<LakeRelation> {
+    // DuckDB opens while the objects are listed and downloaded
+    const opening = lake.session();
+    opening.catch(() => undefined); // a failure to open is thrown below, once staging is done
     const objects = await this.objectsOf(partition);
-    const staged = await stageObjects(this.bucket, objects, join(session.dir, 'source'), signal);
+    const staged = await stageObjects(this.bucket, objects, join(lake.dir, 'source'), signal);
+    const session = await opening;
     for (const o of staged) session.name(o.file, this.bucket.url(o.key));
     const counts = { objects: staged.length, bytes: staged.reduce((n, o) => n + o.size, 0) };
     const read = objectsRead(staged);
@@ -161,14 +165,12 @@ export class S3RecordSource implements RecordSource {
   /** The partition's records as JSON Lines, converted by DuckDB into a local file and streamed from it. */
   private async *convertedRecords(partition: Partition, counts: ReadCounts, signal: AbortSignal): AsyncGenerator<string> {
     const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
-    let session: LakeSession | undefined;
+    const lake = openLake(dir, this.timezone);
     try {
-      session = await LakeSession.open(dir, this.timezone);
-      const relation = await this.lakeRelation(partition, session, partitionValues(partition), signal);
+      const relation = await this.lakeRelation(partition, lake, partitionValues(partition), signal);
       const file = join(dir, 'records.json');
-      await session.copyUserSelect(relation.select, file, 'FORMAT json', 'source.query', this.spec.query ?? '');
-      session.close();
-      session = undefined;
+      await (await lake.session()).copyUserSelect(relation.select, file, 'FORMAT json', 'source.query', this.spec.query ?? '');
+      await lake.close(); // DuckDB's memory is freed before the records stream out
       counts.objects = relation.counts.objects ?? 0;
       counts.bytes = relation.counts.bytes ?? 0;
       for await (const line of lines(createReadStream(file, { highWaterMark: 256 * 1024 }))) {
@@ -178,7 +180,7 @@ export class S3RecordSource implements RecordSource {
       }
       relation.settle?.(counts.records);
     } finally {
-      session?.close();
+      await lake.close();
       rmSync(dir, { recursive: true, force: true });
     }
   }
@@ -262,11 +264,12 @@ export class S3RecordSource implements RecordSource {
 
   private async withLake<T>(partition: Partition, fn: (session: LakeSession, relation: LakeRelation) => Promise<T>): Promise<T> {
     const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
-    const session = await LakeSession.open(dir, this.timezone);
+    const lake = openLake(dir, this.timezone);
     try {
-      return await fn(session, await this.lakeRelation(partition, session, partitionValues(partition), new AbortController().signal));
+      const relation = await this.lakeRelation(partition, lake, partitionValues(partition), new AbortController().signal);
+      return await fn(await lake.session(), relation);
     } finally {
-      session.close();
+      await lake.close();
       rmSync(dir, { recursive: true, force: true });
     }
   }
