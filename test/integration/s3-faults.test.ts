@@ -303,5 +303,11 @@ describe('the requests a run makes', () => {
       const tags = await s3.send(new GetObjectTaggingCommand({ Bucket: bucket, Key: o.key }));
       expect(tags.TagSet).toContainEqual({ Key: 'run_id', Value: 'f-req-2' });
     }
+
+    // S3 → S3 on one connection: the source and the target are one bucket, checked once
+    from = proxy.log.length;
+    const refined = await runCli(ws, ['refined', '--from', '2026-01-20T03', '--to', '2026-01-20T04', '--run-id', 'f-req-3']);
+    expect(refined.code, refined.stdout + refined.stderr).toBe(0);
+    expect(bucketChecks(since(from)), since(from).join('\n')).toHaveLength(1);
   });
 });

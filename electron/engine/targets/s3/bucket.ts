@@ -70,6 +70,10 @@ const DELETE_BATCH = 1000;
 type UploadListener = (uploadId: string) => void;
 
 export class S3Bucket {
+  /** The answer to the bucket check, kept while it is a yes (see check). */
+  private checked: Promise<void> | undefined;
+  private closed = false;
+
   constructor(
     readonly name: string,
     readonly client: S3Client,
@@ -80,9 +84,20 @@ export class S3Bucket {
     return s3Url(this.name, key);
   }
 
-  /** Throws with the reason when the bucket cannot be reached or read. */
-  async check(): Promise<void> {
-    await this.client.send(new (s3Sdk().HeadBucketCommand)({ Bucket: this.name }));
+  /**
+   * Throws with the reason when the bucket cannot be reached or read. Asked once per instance
+   * while the answer is yes (a job whose source and target share a connection shares one
+   * instance, checked once); a failure is asked again next time.
+   */
+  check(): Promise<void> {
+    this.checked ??= this.client.send(new (s3Sdk().HeadBucketCommand)({ Bucket: this.name })).then(
+      () => undefined,
+      (err: unknown) => {
+        this.checked = undefined;
+        throw err;
+      },
+    );
+    return this.checked;
   }
 
   /** Creates the bucket when it does not exist yet (the sandbox's lake; never used on a real target). */
@@ -327,7 +342,10 @@ export class S3Bucket {
     }
   }
 
+  /** Closes the client's connections; once, however many users the instance has. */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     this.client.destroy();
   }
 }

@@ -56,9 +56,11 @@ export function openS3Target(config: Config, job: Job, writeMode: WriteMode, opt
     }
     const bucket = openBucket(config, target.connection, 'target.connection', opts.env);
     let records: RecordSource;
-    if (source.kind === 's3')
-      records = new S3RecordSource(openBucket(config, source.connection, 'source.connection', opts.env), source, job.unit, job.timezone);
-    else {
+    if (source.kind === 's3') {
+      // the same connection is the same bucket: one client, one check
+      const from = source.connection === target.connection ? bucket : openBucket(config, source.connection, 'source.connection', opts.env);
+      records = new S3RecordSource(from, source, job.unit, job.timezone);
+    } else {
       const pg = opts.postgres(source.connection, 'source.connection');
       records = new PostgresRecordSource(
         new ClientPool(pg.connection, pg.password, job.timezone, backfillApplicationName(job.name)),

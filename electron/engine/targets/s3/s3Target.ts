@@ -29,7 +29,7 @@ import { belongsTo, manifestKeyOf, renderPath } from './paths.ts';
 import { cleanupAbandoned, publishPartition } from './publish.ts';
 import { checkBucket, partitionValues, S3RecordSource, type RecordSource, type SourceCounts } from './sources.ts';
 import { targetEncoding } from './formats.ts';
-import type { LakeSession} from './lakeSession.ts';
+import type { LakeSession } from './lakeSession.ts';
 import { openLake } from './lakeSession.ts';
 import { readerSql, type Encoding } from './lakeSql.ts';
 import { writeLakeObjects } from './lakeWriter.ts';
@@ -304,12 +304,23 @@ export class S3PartitionTarget implements PartitionTarget {
   }
 
   async reconcile(partition: Partition): Promise<ReconcileRow> {
-    const now = await this.holding(partition.key);
+    // The source is measured while the partition is listed: a published partition (the only kind
+    // reconciled) needs both; a failure to measure counts only if there is a manifest to compare.
+    const measuring = this.options.source.measure(partition).then(
+      (counts) => ({ counts }),
+      (error: unknown) => ({ error }),
+    );
+    const now = await this.holding(partition.key).catch(async (err: unknown) => {
+      await measuring;
+      throw err;
+    });
     const problems: string[] = [];
     const checks: RuleCheck[] = [];
     const manifest = now.manifest;
-    if (!manifest) problems.push('no _complete manifest: the partition was never published');
-    else {
+    if (!manifest) {
+      problems.push('no _complete manifest: the partition was never published');
+      await measuring; // nothing left running behind the answer
+    } else {
       for (const o of manifest.objects) {
         const size = now.keys.get(o.key);
         if (size === undefined) problems.push(`${this.options.bucket.url(o.key)} is listed in the manifest but missing`);
@@ -321,7 +332,9 @@ export class S3PartitionTarget implements PartitionTarget {
         problems.push(
           `${strays.length} object(s) in the partition are not in its manifest, e.g. ${this.options.bucket.url(strays[0] ?? '')}`,
         );
-      const source = await this.options.source.measure(partition);
+      const measured = await measuring;
+      if ('error' in measured) throw measured.error;
+      const source = measured.counts;
       if (source.records !== manifest.records)
         problems.push(`the source holds ${source.records} records, the manifest ${manifest.records}`);
       checks.push(...(await this.publishedLake(manifest, (lake) => this.runRules(partition, { records: manifest.records }, lake))));
