@@ -2,6 +2,7 @@
 // Objects are strict, so a misspelt field is an error rather than a silently ignored setting.
 // Defaults use .prefault so nested defaults apply: an omitted `throttle` equals `throttle: {}`,
 // which matters because a plan's hash is taken after defaults are filled in.
+import './zodConfig.ts';
 import { z } from 'zod';
 import { showValue } from './errors.ts';
 import { s3KeyProblem } from './s3Keys.ts';
