@@ -141,13 +141,31 @@ async function observe(): Promise<Observed> {
   };
 }
 
-/** Sessions end a moment after the client process exits: wait for the server to see it. */
+/** Sessions end a moment after the client process exits: wait (up to 10 s) for the server to see it. */
 async function settled(): Promise<Observed> {
-  for (let i = 0; ; i++) {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
     const o = await observe();
-    if (o.ourSessions === 0 || i >= 50) return o;
+    if (o.ourSessions === 0) return o;
+    if (Date.now() > deadline) {
+      const left = await db.client.query(
+        `select application_name, state, query from pg_stat_activity where datname = $1 and application_name like 'backfill-runbook%'`,
+        [db.name],
+      );
+      console.log(`sessions of ours still open after 10 s: ${JSON.stringify(left.rows)}`);
+      return o;
+    }
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/** `p`, or a failure naming `what` once it has taken a minute: a hang says where it hung. */
+function within<T>(what: string, p: Promise<T>, ms = 60_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} did not settle within ${ms} ms`)), ms);
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
 }
 
 let before: Observed;
@@ -177,7 +195,7 @@ describe.each(FIELDS)('a hostile %s', (field) => {
       ['run', [job, ...RANGE, '--run-id', `run-${job}`]],
     ];
     for (const [what, args] of commands) {
-      const r = await runCli(ws, args);
+      const r = await runCli(ws, args, 45_000);
       expect(r.stderr, `${what}: ${r.stderr}`).toContain(`job "${job}": ${field}: `);
       expect(r.stderr, what).not.toMatch(/\n\s+at /); // no stack trace
       expect(r.code, `${what}: ${r.stderr}`).toBe(2);
@@ -189,7 +207,8 @@ describe.each(FIELDS)('a hostile %s', (field) => {
     const ipc: IpcMainLike = { handle: (c, l) => void handlers.set(c, l), removeHandler: (c) => void handlers.delete(c) };
     registerHandlers(ipc, { trust: () => true, redact: (t) => service.redact(t) }, service);
     const event: IpcEventLike = { senderFrame: { url: 'app://runbook/' }, sender: { id: 1 } };
-    const call = (name: string, input: unknown) => handlers.get(name)?.(event, input) as Promise<CallResult<unknown>>;
+    const call = (name: string, input: unknown) =>
+      within(`the app's ${name}`, handlers.get(name)?.(event, input) as Promise<CallResult<unknown>>);
     try {
       const runId = `app-${job}`;
       const plan = { request_id: runId, job, range: { from: '2026-05-01', to: '2026-05-03' }, write_mode: 'overwrite-partition' };
@@ -200,7 +219,7 @@ describe.each(FIELDS)('a hostile %s', (field) => {
       for (const step of ['runbook:snapshot', 'runbook:dryRun', 'run:start'])
         expect(await call(step, { runId }), step).toMatchObject({ ok: false });
     } finally {
-      await service.close();
+      await within("the app's close", service.close());
     }
     expectUntouched(await settled());
   });

@@ -3,7 +3,7 @@
  * SQLite file, plus a way to run the built `run-backfill` in it exactly as a user would.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -44,7 +44,9 @@ export interface CliResult {
 }
 
 export function startCli(ws: Workspace, args: string[]): { child: ChildProcess; done: Promise<CliResult> } {
-  const child = spawn(process.execPath, [CLI, ...args], {
+  // A diagnostic report on SIGUSR2 (runCli's watchdog asks for one before it ends a hung command).
+  const node = ['--report-on-signal', '--report-signal=SIGUSR2', `--report-directory=${ws.dir}`];
+  const child = spawn(process.execPath, [...node, CLI, ...args], {
     cwd: ws.dir,
     env: { PATH: process.env.PATH, HOME: ws.dir, ...ws.env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -59,8 +61,41 @@ export function startCli(ws: Workspace, args: string[]): { child: ChildProcess; 
   return { child, done };
 }
 
-export function runCli(ws: Workspace, args: string[]): Promise<CliResult> {
-  return startCli(ws, args).done;
+/**
+ * Runs `run-backfill` to its end. A command still running after `timeoutMs` is a hang, not a slow
+ * machine: the watchdog asks Node for a diagnostic report, ends the process, and returns it with
+ * `code: null` and, in stderr, what kept it alive (its JavaScript stack and open handles), so
+ * the failing test says where it hung instead of timing out with nothing to show.
+ */
+export async function runCli(ws: Workspace, args: string[], timeoutMs = 90_000): Promise<CliResult> {
+  const { child, done } = startCli(ws, args);
+  let hung = false;
+  const watchdog = setTimeout(() => {
+    hung = true;
+    child.kill('SIGUSR2');
+    setTimeout(() => child.kill('SIGKILL'), 3_000).unref();
+  }, timeoutMs);
+  const r = await done.finally(() => clearTimeout(watchdog));
+  if (!hung) return r;
+  return {
+    ...r,
+    code: null,
+    stderr: `${r.stderr}\n[runCli] run-backfill ${args.join(' ')} did not exit within ${timeoutMs} ms\n${hangReport(ws.dir, child.pid)}`,
+  };
+}
+
+/** What a Node diagnostic report says kept process `pid` alive. */
+function hangReport(dir: string, pid: number | undefined): string {
+  const file = readdirSync(dir).find((f) => f.startsWith('report.') && f.includes(`.${pid}.`) && f.endsWith('.json'));
+  if (!file) return '(no diagnostic report was written)';
+  const report = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
+    javascriptStack?: { message?: string; stack?: string[] };
+    libuv?: { type: string; is_active?: boolean; is_referenced?: boolean; remoteEndpoint?: unknown; details?: string }[];
+  };
+  const handles = (report.libuv ?? [])
+    .filter((h) => h.is_active && h.is_referenced)
+    .map((h) => `  ${h.type}${h.remoteEndpoint ? ` ${JSON.stringify(h.remoteEndpoint)}` : ''}${h.details ? ` ${h.details}` : ''}`);
+  return [`stack: ${(report.javascriptStack?.stack ?? []).slice(0, 12).join('\n  ')}`, 'open handles:', ...handles].join('\n');
 }
 
 /** The docs/design.md §4 example job, pointed at a test database. */
