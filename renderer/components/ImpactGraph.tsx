@@ -37,29 +37,44 @@ function ImpactNodeView({ data, selected }: NodeProps<ImpactFlowNode>) {
 const NODE_TYPES = { impact: ImpactNodeView };
 
 export function ImpactGraph({ graph, caption }: { graph: Graph; caption?: string }) {
-  const laid = useMemo(() => layoutImpact(graph), [graph]);
+  // **Important**: React Flow forgets a node's measured size whenever it is handed a new node
+  // object, and hides the node until it has measured it again. A refetch of the same dry run
+  // (any SQLite change re-reads the runbook) and every re-render of the step would otherwise
+  // hide the graph until it is measured again, for longer on a busy machine. So the layout is
+  // keyed by the graph's content, and the nodes and edges change only with it or the selection.
+  const content = JSON.stringify(graph);
+  const laid = useMemo(() => layoutImpact(graph), [content]);
   const [selected, setSelected] = useState<string | null>(null);
-  const nodes: ImpactFlowNode[] = laid.nodes.map((n) => ({
-    id: n.id,
-    type: 'impact',
-    position: { x: n.x, y: n.y },
-    data: { node: n },
-    draggable: false,
-    connectable: false,
-    selected: n.id === selected,
-    style: { width: n.width, height: n.height },
-  }));
+  const unselected = useMemo<ImpactFlowNode[]>(
+    () =>
+      laid.nodes.map((n) => ({
+        id: n.id,
+        type: 'impact',
+        position: { x: n.x, y: n.y },
+        data: { node: n },
+        draggable: false,
+        connectable: false,
+        style: { width: n.width, height: n.height },
+      })),
+    [laid],
+  );
+  // Selecting a node hands React Flow a new object for that node only.
+  const nodes = useMemo(() => unselected.map((n) => (n.id === selected ? { ...n, selected: true } : n)), [unselected, selected]);
   // No labels on the canvas: where many edges fan out of the target they pile up; the list
   // under the graph says each relation in words.
-  const edges: Edge[] = laid.edges.map((e) => ({
-    id: `${e.from}→${e.to}`,
-    source: e.from,
-    target: e.to,
-    ariaLabel: e.label,
-    type: 'default',
-    markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
-    className: 'impact-edge',
-  }));
+  const edges = useMemo<Edge[]>(
+    () =>
+      laid.edges.map((e) => ({
+        id: `${e.from}→${e.to}`,
+        source: e.from,
+        target: e.to,
+        ariaLabel: e.label,
+        type: 'default',
+        markerEnd: { type: MarkerType.ArrowClosed, width: 16, height: 16 },
+        className: 'impact-edge',
+      })),
+    [laid],
+  );
   const chosen = graph.nodes.find((n) => n.id === selected) ?? null;
   const height = Math.min(560, Math.max(220, laid.height + 40));
   return (

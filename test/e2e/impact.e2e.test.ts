@@ -131,6 +131,22 @@ describe.skipIf(browserPath.path === null)('the impact scope, end to end in Chro
       true,
     );
     expect(await signs.getByTestId('question-flag').count()).toBe(1);
+    // Once drawn, it stays drawn: React Flow hides a node it is handed as a new object until it
+    // has measured it again, so a re-render (here: selecting another node) must not hand it the
+    // target anew, or the graph blinks blank on every re-render, for longer on a busy machine.
+    // (A script as text: the tests are typed without the DOM.)
+    await page.evaluate(`{
+      window.targetHidden = 0;
+      const nodes = document.querySelector('[data-testid="approval"] .react-flow__nodes');
+      new MutationObserver(() => {
+        const target = nodes.querySelector('.impact-target')?.closest('.react-flow__node');
+        if (!target || target.style.visibility === 'hidden') window.targetHidden++;
+      }).observe(nodes, { attributes: true, attributeFilter: ['style'], subtree: true, childList: true });
+    }`);
+    await signs.getByTestId('impact-node').filter({ hasText: 'mart.v_daily' }).click();
+    await expect.poll(() => signs.getByTestId('impact-why').textContent()).toMatch(/^mart\.v_daily — /);
+    await page.waitForTimeout(300);
+    expect(await page.evaluate('window.targetHidden')).toBe(0);
     await shot(page, 'impact-03-signoff');
   });
 
