@@ -6,7 +6,17 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.{ts,tsx}'], environment: 'node' } },
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.{ts,tsx}'],
+          environment: 'node',
+          // Unit tests assert outcomes, never time (benchmarks do): on a busy machine a first
+          // import of the CLI's commands or a 10,000-run ledger has taken over vitest's 5 s / 10 s.
+          testTimeout: 30_000,
+          hookTimeout: 30_000,
+        },
+      },
       {
         test: {
           name: 'integration',
@@ -16,6 +26,9 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
+          // expect.poll waits for what a server or the page does next; vitest's 1 s default is
+          // shorter than a sanity check takes on a busy machine (two suites side by side).
+          expect: { poll: { timeout: 15_000 } },
         },
       },
       {
@@ -27,6 +40,9 @@ export default defineConfig({
           testTimeout: 300_000,
           hookTimeout: 300_000,
           fileParallelism: false,
+          // expect.poll waits for what a server or the page does next; vitest's 1 s default is
+          // shorter than a sanity check takes on a busy machine (two suites side by side).
+          expect: { poll: { timeout: 15_000 } },
         },
       },
     ],

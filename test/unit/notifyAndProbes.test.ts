@@ -90,7 +90,11 @@ describe('delivery', () => {
     ['/silent', { ok: false, attempts: 2, error: 'no answer within 200 ms' }],
   ])('%s', async (path, expected) => {
     const attempts = path === '/silent' ? 2 : 3;
-    const d = await deliver(`${url}${path}`, { hello: 1 }, {}, { attempts, timeoutMs: 200, baseDelayMs: 10 });
+    // Only /silent waits out its timeout; the others answer at once, but a first request on a
+    // busy machine (two suites side by side) has taken over 200 ms, so they get a timeout no
+    // answer reaches by accident.
+    const timeoutMs = path === '/silent' ? 200 : 10_000;
+    const d = await deliver(`${url}${path}`, { hello: 1 }, {}, { attempts, timeoutMs, baseDelayMs: 10 });
     expect(d).toMatchObject(expected);
     expect(hits[path]).toBe(expected.attempts);
   });
