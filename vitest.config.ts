@@ -3,6 +3,10 @@ import { defineConfig } from 'vitest/config';
 // Three projects: pure unit tests (no servers; component tests pick happy-dom per file),
 // integration tests on a real PostgreSQL started once per run by test/support/globalSetup.ts,
 // and e2e: the built renderer in real Chromium through browser mode's server (electron/browser).
+// expect.poll waits for what a server or the page does next; vitest's 1 s default is shorter
+// than a sanity check takes on a busy machine (two suites side by side).
+const SERVER_POLL = { poll: { timeout: 15_000 } };
+
 export default defineConfig({
   test: {
     projects: [
@@ -26,9 +30,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 120_000,
           fileParallelism: false,
-          // expect.poll waits for what a server or the page does next; vitest's 1 s default is
-          // shorter than a sanity check takes on a busy machine (two suites side by side).
-          expect: { poll: { timeout: 15_000 } },
+          expect: SERVER_POLL,
         },
       },
       {
@@ -40,9 +42,7 @@ export default defineConfig({
           testTimeout: 300_000,
           hookTimeout: 300_000,
           fileParallelism: false,
-          // expect.poll waits for what a server or the page does next; vitest's 1 s default is
-          // shorter than a sanity check takes on a busy machine (two suites side by side).
-          expect: { poll: { timeout: 15_000 } },
+          expect: SERVER_POLL,
         },
       },
     ],

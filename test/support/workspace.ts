@@ -89,7 +89,7 @@ function hangReport(dir: string, pid: number | undefined): string {
   const file = readdirSync(dir).find((f) => f.startsWith('report.') && f.includes(`.${pid}.`) && f.endsWith('.json'));
   if (!file) return '(no diagnostic report was written)';
   const report = JSON.parse(readFileSync(join(dir, file), 'utf8')) as {
-    javascriptStack?: { message?: string; stack?: string[] };
+    javascriptStack?: { stack?: string[] };
     libuv?: { type: string; is_active?: boolean; is_referenced?: boolean; remoteEndpoint?: unknown; details?: string }[];
   };
   const handles = (report.libuv ?? [])
