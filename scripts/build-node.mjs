@@ -3,23 +3,57 @@
 // starts without the executor, pg or the AWS SDK. Dependencies stay external: resolved from
 // node_modules at run time. `npm install` (prepare), `npm start`, `npm test` and `npm run
 // build` run it; `npm run build:node` after editing electron/ by hand.
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { build } from 'esbuild';
 
 const out = 'dist/node';
+const VENDORED_TS = resolve('electron/engine/vendored.ts');
+/** The packages imported by name that come from dist/node/vendor/ (see electron/engine/vendored.ts). */
+const VENDORED_IMPORTS = ['zod', 'yaml', 'commander'];
+/** What electron/engine/targets/s3 takes from the AWS SDK: the rest of the S3 client is left out. */
+const SDK_EXPORTS = [
+  'S3Client',
+  'AbortMultipartUploadCommand',
+  'CompleteMultipartUploadCommand',
+  'CopyObjectCommand',
+  'CreateBucketCommand',
+  'CreateMultipartUploadCommand',
+  'DeleteObjectsCommand',
+  'GetObjectCommand',
+  'GetObjectTaggingCommand',
+  'HeadBucketCommand',
+  'HeadObjectCommand',
+  'ListObjectsV2Command',
+  'PutObjectCommand',
+  'PutObjectTaggingCommand',
+  'UploadPartCommand',
+];
 
-/** Keeps every package import external but the named packages. */
-function bundleOnly(names) {
-  return {
-    name: 'bundle-only',
-    setup(b) {
-      b.onResolve({ filter: /^[^./]/ }, (args) => {
-        const pkg = args.path.startsWith('@') ? args.path.split('/').slice(0, 2).join('/') : args.path.split('/')[0];
-        return names.includes(pkg) || args.path.startsWith('node:') ? undefined : { path: args.path, external: true };
-      });
-    },
-  };
-}
+/**
+ * Every package import stays external — resolved from node_modules at run time — but the
+ * vendored ones, which become `vendored(name)`: a CommonJS module of the bundle whose exports
+ * come from dist/node/vendor/<name>.cjs (esbuild reads named imports from it as properties).
+ */
+const packages = {
+  name: 'packages',
+  setup(b) {
+    b.onResolve({ filter: /^[^./]/ }, (args) => {
+      if (args.path.startsWith('node:')) return undefined;
+      if (VENDORED_IMPORTS.includes(args.path)) return { path: args.path, namespace: 'vendored' };
+      return { path: args.path, external: true };
+    });
+    b.onLoad({ filter: /.*/, namespace: 'vendored' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(VENDORED_TS)}).vendored(${JSON.stringify(args.path)});`,
+      loader: 'js',
+      resolveDir: resolve('.'),
+    }));
+  },
+};
+// commander is CommonJS, like the vendored bundles' wrappers: a require in these ES modules.
+const REQUIRE_BANNER = "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);";
+
 rmSync(out, { recursive: true, force: true }); // no chunk of an older build left beside the new ones
 
 await build({
@@ -32,13 +66,8 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
-  // Dependencies are resolved from node_modules at run time — except these pure-JS ones: bundled,
-  // each loads as one file instead of dozens (yaml is 80+ modules, zod 100+). DuckDB's API (181
-  // files, its native binding stays external) gets a chunk of its own, read only when a partition
-  // needs DuckDB: about 50 ms sooner than from node_modules (bench (k)).
-  plugins: [bundleOnly(['yaml', 'commander', 'zod', '@duckdb/node-api'])],
-  // commander is CommonJS: its require('node:events') needs a require in these ES modules.
-  banner: { js: "import { createRequire as __createRequire } from 'node:module'; const require = __createRequire(import.meta.url);" },
+  plugins: [packages],
+  banner: { js: REQUIRE_BANNER },
   sourcemap: 'linked',
   logLevel: 'warning',
 });
@@ -54,6 +83,74 @@ await build({
   minify: true,
   logLevel: 'warning',
 });
+
+// The vendored packages: each one CommonJS file, from the package's own CommonJS build. One file
+// instead of dozens (yaml is 80+ modules, zod 100+, DuckDB's API 181, the S3 client 29 larger
+// ones), and a file V8 can compile from a code cache. Names are kept: errors are told apart by
+// name (the SDK's NoSuchKey, commander's CommanderError).
+// **Hazard**: a bundle runs as a vm.Script, where `import()` has no loader and throws
+// (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING). The S3 client imports node:http that way for the EC2
+// instance-metadata credentials — a path the default credential chain takes on EC2 only. So an
+// import() of a Node built-in becomes a require, and any other import() fails the build.
+async function vendorBundle(name, contents, external = []) {
+  const outfile = `${out}/vendor/${name.replace(/^@/, '').replace(/\//g, '+')}.cjs`;
+  await build({
+    stdin: { contents, resolveDir: resolve('.'), loader: 'js', sourcefile: `vendor:${name}` },
+    outfile,
+    bundle: true,
+    platform: 'node',
+    format: 'cjs',
+    target: 'node20',
+    // the packages' CommonJS builds throughout: no "module" condition (esbuild's default), under
+    // which @smithy/core's submodules would come from their ES builds beside the rest's CommonJS
+    mainFields: ['main'],
+    conditions: [],
+    keepNames: true,
+    external,
+    logLevel: 'warning',
+  });
+  const text = readFileSync(outfile, 'utf8').replace(
+    /\bimport\(\s*(["'])(node:[a-z_/]+)\1\s*\)/g,
+    (_, quote, builtin) => `Promise.resolve().then(() => require(${quote}${builtin}${quote}))`,
+  );
+  const left = /\bimport\(\s*["'`]/.exec(text);
+  if (left) throw new Error(`${outfile}: a dynamic import() a vm.Script cannot run: ${text.slice(left.index, left.index + 80)}`);
+  writeFileSync(outfile, text);
+}
+await Promise.all([
+  ...VENDORED_IMPORTS.map((name) => vendorBundle(name, `module.exports = require(${JSON.stringify(name)});`)),
+  // the native binding stays in node_modules
+  vendorBundle('@duckdb/node-api', "module.exports = require('@duckdb/node-api');", ['@duckdb/node-bindings']),
+  vendorBundle(
+    '@aws-sdk/client-s3',
+    `const s3 = require('@aws-sdk/client-s3');\nmodule.exports = { ${SDK_EXPORTS.map((e) => `${e}: s3.${e}`).join(', ')} };`,
+  ),
+]);
+
+// Their V8 code caches, one per V8 profile of bin/run-backfill.mjs, made by a warm-up that does
+// what a run does with them (scripts/warmCodeCache.ts). A missing cache fails nothing: the
+// package is then compiled from its bundle at each start, as before.
+await build({
+  entryPoints: ['scripts/warmCodeCache.ts'],
+  outfile: `${out}/warm-code-cache.mjs`,
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  plugins: [packages],
+  banner: { js: REQUIRE_BANNER },
+  logLevel: 'warning',
+});
+try {
+  for (const profile of ['data', 'quick']) {
+    const r = spawnSync(process.execPath, [`${out}/warm-code-cache.mjs`, profile], { encoding: 'utf8', timeout: 120_000 });
+    if (r.stderr) process.stderr.write(r.stderr);
+    if (r.status !== 0)
+      process.stderr.write(`build-node: no code cache for the ${profile} profile (${r.error?.message ?? `exit ${r.status}`})\n`);
+  }
+} finally {
+  rmSync(`${out}/warm-code-cache.mjs`, { force: true });
+}
 
 // The sandbox's S3 server runs as a plain Node script of its own (see s3Server.ts): beside the chunks.
 mkdirSync(out, { recursive: true });

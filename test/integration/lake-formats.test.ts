@@ -240,6 +240,25 @@ describe('S3 → S3 with a DuckDB query', () => {
     const out = await manifestOf(s3, bucket, `refined/dup/dt=${DAY}/hour=00/`);
     expect(out?.records).toBe((await pgOracle())['00']?.n);
   });
+
+  it('the built command takes its packages from dist/node/vendor, each compiled from its code cache', async () => {
+    // the rerun of the job above, with the loader's diagnostic line (electron/engine/vendored.ts)
+    ws.env.BACKFILL_RUNBOOK_TRACE_VENDORED = '1';
+    try {
+      const r = await runCli(ws, ['r-dup', '--from', '2026-01-20T00', '--to', '2026-01-20T01', '--run-id', 'run-dup-vendored']);
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const line = /^vendored: (.*)$/m.exec(r.stderr)?.[1];
+      expect(JSON.parse(line ?? 'null'), r.stderr).toEqual({
+        commander: 'bundle+cache',
+        zod: 'bundle+cache',
+        yaml: 'bundle+cache',
+        '@aws-sdk/client-s3': 'bundle+cache',
+        '@duckdb/node-api': 'bundle+cache',
+      });
+    } finally {
+      delete ws.env.BACKFILL_RUNBOOK_TRACE_VENDORED;
+    }
+  });
 });
 
 describe('S3 → Postgres from every format', () => {

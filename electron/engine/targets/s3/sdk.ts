@@ -1,15 +1,12 @@
 /**
- * The AWS SDK, loaded the first time an S3 connection is used. Loading it costs about 0.4 s,
+ * The AWS SDK, loaded the first time an S3 connection is used. Loading it costs about 0.15 s,
  * which every `run-backfill` start would pay otherwise — Postgres-only runs included, and the
- * crash-safety trials start the command hundreds of times. Types come from `import type`.
+ * crash-safety trials start the command hundreds of times. Types come from `import type`. The
+ * built command takes it from its own bundle, compiled from a code cache (vendored.ts).
  */
-import { createRequire } from 'node:module';
 import type * as ClientS3 from '@aws-sdk/client-s3';
-
-const require = createRequire(import.meta.url);
-let clientS3: typeof ClientS3 | undefined;
+import { vendored } from '../../vendored.ts';
 
 export function s3Sdk(): typeof ClientS3 {
-  clientS3 ??= require('@aws-sdk/client-s3') as typeof ClientS3;
-  return clientS3;
+  return vendored<typeof ClientS3>('@aws-sdk/client-s3');
 }
