@@ -42,6 +42,13 @@ const packages = {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith('node:')) return undefined;
       if (VENDORED_IMPORTS.includes(args.path)) return { path: args.path, namespace: 'vendored' };
+      // a subpath would load a second copy from node_modules, whose classes the first's
+      // instanceof checks (zod's schemas in plan/load.ts) would not know
+      const sub = VENDORED_IMPORTS.find((name) => args.path.startsWith(`${name}/`));
+      if (sub)
+        return {
+          errors: [{ text: `import "${args.path}": import "${sub}" itself, which the build vendors (electron/engine/vendored.ts)` }],
+        };
       return { path: args.path, external: true };
     });
     b.onLoad({ filter: /.*/, namespace: 'vendored' }, (args) => ({
