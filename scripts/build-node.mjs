@@ -96,9 +96,10 @@ await build({
 // ones), and a file V8 can compile from a code cache. Names are kept: errors are told apart by
 // name (the SDK's NoSuchKey, commander's CommanderError).
 // **Hazard**: a bundle runs as a vm.Script, where `import()` has no loader and throws
-// (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING). The S3 client imports node:http that way for the EC2
-// instance-metadata credentials — a path the default credential chain takes on EC2 only. So an
-// import() of a Node built-in becomes a require, and any other import() fails the build.
+// (ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING). The S3 client imports node:async_hooks that way when
+// it runs inside AWS Lambda (@aws/lambda-invoke-store), and its ES builds import node:http so for
+// the EC2 metadata service. So an import() of a Node built-in becomes a require, and any other
+// import() fails the build.
 async function vendorBundle(name, contents, external = []) {
   const outfile = `${out}/vendor/${name.replace(/^@/, '').replace(/\//g, '+')}.cjs`;
   await build({

@@ -1,9 +1,10 @@
 /**
  * A connection that names no key variables takes the AWS default credential chain — on an EC2
- * machine, the instance metadata service. The built command runs the S3 client from a bundle
- * (electron/engine/vendored.ts), where that path once used a dynamic import() the bundle cannot
- * run. Here the metadata service is a stand-in on loopback (AWS_EC2_METADATA_SERVICE_ENDPOINT)
- * handing out the S3 server's keys, and a real S3 → S3 run must sign with them.
+ * machine, the instance metadata service. The built command runs the S3 client from a bundle of
+ * its own (electron/engine/vendored.ts), the chain's providers included, so that path is run here
+ * through the bundle: the metadata service is a stand-in on loopback
+ * (AWS_EC2_METADATA_SERVICE_ENDPOINT) handing out the S3 server's keys, and a real S3 → S3 run
+ * must sign with them.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
