@@ -1,6 +1,6 @@
 // The V8 flags run-backfill starts with, per command: one module, used by bin/run-backfill.mjs
-// and by the build's warm-up of the AWS SDK's code cache (scripts/warmAwsSdk.ts), whose cache
-// V8 rejects under any other flags.
+// and by the build's warm-up of the vendored packages' code caches (scripts/warmCodeCache.ts),
+// which V8 rejects under any other flags.
 import { setFlagsFromString } from 'node:v8';
 
 // **Important**: for the commands that move data, WebAssembly is compiled by V8's baseline
@@ -45,6 +45,6 @@ export function setV8Profile(profile) {
     setFlagsFromString('--liftoff-only');
     setFlagsFromString('--semi-space-growth-factor=1');
   }
-  // which code cache of the AWS SDK matches these flags (electron/engine/targets/s3/sdk.ts)
+  // which code caches of the vendored packages match these flags (electron/engine/vendored.ts)
   globalThis[Symbol.for('backfill-runbook.v8-profile')] = profile;
 }

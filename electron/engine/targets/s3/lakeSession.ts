@@ -22,33 +22,27 @@ import { vendored } from '../../vendored.ts';
 import type { Measures } from '../../executor/types.ts';
 import { asSubquery, bindPartition, ident, literal } from './lakeSql.ts';
 
-let api: typeof DuckApi | undefined;
-
 /**
- * Loads DuckDB's API. The built command reads its JavaScript from one bundle of its own, compiled
- * from a code cache (vendored.ts), only here: one file instead of 181.
+ * DuckDB's API, loaded on first use (vendored.ts keeps it): in the built command from one bundle
+ * of its own, compiled from a code cache — one file instead of 181.
  */
-function loadDuck(): Promise<typeof DuckApi> {
-  try {
-    api ??= vendored<typeof DuckApi>('@duckdb/node-api');
-    return Promise.resolve(api);
-  } catch (err) {
-    return Promise.reject(err instanceof Error ? err : new Error(String(err)));
-  }
+function duck(): typeof DuckApi {
+  return vendored<typeof DuckApi>('@duckdb/node-api');
 }
 
 /**
- * Starts loading DuckDB without waiting for it: for a job whose every partition needs it, the
- * library and its API load while the run checks its buckets, instead of after. A failure to
- * load surfaces where the session opens.
+ * Loads DuckDB on the next turn of the event loop: for a job whose every partition needs it, the
+ * library and its API load while the run's first requests to its buckets are out, instead of
+ * before them or after. A failure to load surfaces where the session opens.
  */
 export function preloadLake(): void {
-  loadDuck().catch(() => undefined);
-}
-
-function duck(): typeof DuckApi {
-  if (!api) throw new Error('DuckDB is used before LakeSession.open loaded it');
-  return api;
+  setImmediate(() => {
+    try {
+      duck();
+    } catch {
+      // LakeSession.open loads it again and reports the failure
+    }
+  });
 }
 
 /** DuckDB's working memory per partition; beyond it, it spills to the partition's folder. */
@@ -100,9 +94,7 @@ export class LakeSession {
   static async open(dir: string, timezone: string): Promise<LakeSession> {
     const spill = join(dir, '.spill');
     mkdirSync(spill, { recursive: true });
-    const instance = await (
-      await loadDuck()
-    ).DuckDBInstance.create(':memory:', {
+    const instance = await duck().DuckDBInstance.create(':memory:', {
       threads: LAKE_THREADS,
       memory_limit: LAKE_MEMORY_LIMIT,
       temp_directory: spill,
