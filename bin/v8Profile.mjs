@@ -1,6 +1,7 @@
 // The V8 flags run-backfill starts with, per command: one module, used by bin/run-backfill.mjs
 // and by the build's warm-up of the vendored packages' code caches (scripts/warmCodeCache.ts),
 // which V8 rejects under any other flags.
+import { createRequire } from 'node:module';
 import { setFlagsFromString } from 'node:v8';
 
 // **Important**: for the commands that move data, WebAssembly is compiled by V8's baseline
@@ -16,6 +17,42 @@ import { setFlagsFromString } from 'node:v8';
 // V8 would otherwise grow each semi-space to 16 MB and keep it resident. Measured on a
 // 1M-row export: 160 → 120 MB peak for Parquet, 143 → 126 MB for gzipped JSON Lines, for
 // about 5% more time in the scavenger (bench (e), (j)).
+//
+// **Hazard**: Node compiles its own built-in modules from a code cache made under V8's default
+// flags, and V8 refuses that cache once any flag has been set at run time: a built-in loaded
+// after setFlagsFromString is compiled from its source. Loading https (with tls and http) takes
+// about 25 ms instead of 5 on this machine, http2 45 instead of 10. So the data profile loads
+// the built-ins the data commands use before it sets its flags. BACKFILL_RUNBOOK_TRACE_VENDORED=1
+// names any loaded after (electron/engine/vendored.ts); the lake tests expect none.
+const DATA_BUILTINS = [
+  'node:assert',
+  'node:child_process',
+  'node:crypto',
+  'node:dgram',
+  'node:diagnostics_channel',
+  'node:dns',
+  'node:fs/promises',
+  'node:http',
+  'node:http2',
+  'node:https',
+  'node:net',
+  'node:os',
+  'node:perf_hooks',
+  'node:process',
+  'node:stream',
+  'node:stream/promises',
+  'node:stream/web',
+  'node:timers',
+  'node:tls',
+  'node:util/types',
+  'node:vm',
+  'node:worker_threads',
+  'node:zlib',
+];
+
+/** Set on globalThis: how many modules Node had loaded when the flags were set. */
+const FLAGS_SET_AT = Symbol.for('backfill-runbook.v8-flags-set-at');
+
 const QUICK = new Set([
   'status',
   'tune',
@@ -42,6 +79,10 @@ export function v8ProfileFor(command) {
 /** Sets the profile's flags, before any module is loaded, and names it on globalThis. */
 export function setV8Profile(profile) {
   if (profile === 'data') {
+    const require = createRequire(import.meta.url);
+    for (const name of DATA_BUILTINS) require(name);
+    void globalThis.crypto; // Web Crypto loads on first use
+    globalThis[FLAGS_SET_AT] = process.moduleLoadList.length;
     setFlagsFromString('--liftoff-only');
     setFlagsFromString('--semi-space-growth-factor=1');
   }

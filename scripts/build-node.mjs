@@ -12,6 +12,12 @@ const out = 'dist/node';
 const VENDORED_TS = resolve('electron/engine/vendored.ts');
 /** The packages imported by name that come from dist/node/vendor/ (see electron/engine/vendored.ts). */
 const VENDORED_IMPORTS = ['zod', 'yaml', 'commander'];
+/**
+ * CommonJS packages the ES modules import: each becomes a require. Node would otherwise read
+ * every one with its CommonJS lexer at each start, a module it compiles from source when V8
+ * flags are set (bin/v8Profile.mjs): about 10 ms for better-sqlite3 alone.
+ */
+const REQUIRED_IMPORTS = ['better-sqlite3', 'canonicalize'];
 /** What electron/engine/targets/s3 takes from the AWS SDK: the rest of the S3 client is left out. */
 const SDK_EXPORTS = [
   'S3Client',
@@ -42,6 +48,7 @@ const packages = {
     b.onResolve({ filter: /^[^./]/ }, (args) => {
       if (args.path.startsWith('node:')) return undefined;
       if (VENDORED_IMPORTS.includes(args.path)) return { path: args.path, namespace: 'vendored' };
+      if (REQUIRED_IMPORTS.includes(args.path) && args.namespace !== 'required') return { path: args.path, namespace: 'required' };
       // a subpath would load a second copy from node_modules, whose classes the first's
       // instanceof checks (zod's schemas in plan/load.ts) would not know
       const sub = VENDORED_IMPORTS.find((name) => args.path.startsWith(`${name}/`));
@@ -51,6 +58,11 @@ const packages = {
         };
       return { path: args.path, external: true };
     });
+    b.onLoad({ filter: /.*/, namespace: 'required' }, (args) => ({
+      contents: `module.exports = require(${JSON.stringify(args.path)});`,
+      loader: 'js',
+      resolveDir: resolve('.'),
+    }));
     b.onLoad({ filter: /.*/, namespace: 'vendored' }, (args) => ({
       contents: `module.exports = require(${JSON.stringify(VENDORED_TS)}).vendored(${JSON.stringify(args.path)});`,
       loader: 'js',

@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { builtinModules, createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
@@ -56,7 +56,11 @@ export function codeCacheFile(bundle: string, profile: unknown): string | undefi
 /** The package's exports: from its vendored bundle where the build made one, else node_modules. */
 export function vendored<T>(name: VendoredName): T {
   if (TRACE && modules.size === 0) {
-    process.once('exit', () => process.stderr.write(`vendored: ${JSON.stringify(vendorOrigins())}\n`));
+    process.once('exit', () =>
+      process.stderr.write(
+        `vendored: ${JSON.stringify(vendorOrigins())}\nbuilt-ins after the V8 flags: ${JSON.stringify(builtinsAfterFlags())}\n`,
+      ),
+    );
   }
   if (!modules.has(name)) modules.set(name, fromBundle(name) ?? fromNodeModules(name));
   return modules.get(name) as T;
@@ -122,6 +126,24 @@ export function vendorOrigins(): Record<string, 'node_modules' | 'bundle' | 'bun
     origins[name] = !c ? 'node_modules' : c.fromCache ? 'bundle+cache' : 'bundle';
   }
   return origins;
+}
+
+/** Set on globalThis by bin/v8Profile.mjs: how many modules Node had loaded when it set V8 flags. */
+const FLAGS_SET_AT = Symbol.for('backfill-runbook.v8-flags-set-at');
+
+/**
+ * Node's public built-in modules this process loaded after bin/v8Profile.mjs set V8 flags, each
+ * compiled from its source: V8 refuses Node's own code cache under changed flags. Empty when no
+ * flags were set.
+ */
+export function builtinsAfterFlags(): string[] {
+  const at = (globalThis as Record<symbol, unknown>)[FLAGS_SET_AT];
+  if (typeof at !== 'number') return [];
+  const loaded = (process as unknown as { moduleLoadList: string[] }).moduleLoadList.slice(at);
+  return loaded
+    .filter((m) => m.startsWith('NativeModule '))
+    .map((m) => m.slice('NativeModule '.length))
+    .filter((m) => builtinModules.includes(m));
 }
 
 /**

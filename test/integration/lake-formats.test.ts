@@ -51,6 +51,23 @@ async function pgOracle(table = 'events'): Promise<Record<string, { n: number; a
 const DUCK_ORACLE = `select count(*)::int as n, coalesce(sum(cast(amount as decimal(12,2))), 0)::double as amount,
   md5(string_agg(cast(event_id as varchar) || '|' || coalesce(cast(note as varchar), ''), ',' order by cast(event_id as bigint))) as md5 from source`;
 
+/**
+ * runCli with the built command's loader diagnostic (electron/engine/vendored.ts): the run must
+ * have loaded no Node built-in after bin/v8Profile.mjs set its V8 flags, which void Node's own
+ * code cache for whatever loads after them.
+ */
+async function runTraced(args: string[]): Promise<Awaited<ReturnType<typeof runCli>>> {
+  ws.env.BACKFILL_RUNBOOK_TRACE_VENDORED = '1';
+  try {
+    const r = await runCli(ws, args);
+    const builtins = /^built-ins after the V8 flags: (.*)$/m.exec(r.stderr)?.[1];
+    expect(JSON.parse(builtins ?? 'null'), r.stderr).toEqual([]);
+    return r;
+  } finally {
+    delete ws.env.BACKFILL_RUNBOOK_TRACE_VENDORED;
+  }
+}
+
 function exportJob(name: string, path: string, target: string): string {
   return `name: ${name}
 unit: hour
@@ -115,7 +132,7 @@ describe('Postgres → S3 in every format', () => {
   it('an idempotent rerun leaves each partition as one run does: same records, no object twice', async () => {
     const name = 'parquet-zstd';
     const before = await listKeys(s3, bucket, `exp-backfill/${name}/`);
-    const r = await runCli(ws, [`x-${name}`, ...range, '--run-id', `rerun-${name}`]);
+    const r = await runTraced([`x-${name}`, ...range, '--run-id', `rerun-${name}`]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
     const after = await listKeys(s3, bucket, `exp-backfill/${name}/`);
     expect(after.length).toBe(before.length);
@@ -242,22 +259,17 @@ describe('S3 → S3 with a DuckDB query', () => {
   });
 
   it('the built command takes its packages from dist/node/vendor, each compiled from its code cache', async () => {
-    // the rerun of the job above, with the loader's diagnostic line (electron/engine/vendored.ts)
-    ws.env.BACKFILL_RUNBOOK_TRACE_VENDORED = '1';
-    try {
-      const r = await runCli(ws, ['r-dup', '--from', '2026-01-20T00', '--to', '2026-01-20T01', '--run-id', 'run-dup-vendored']);
-      expect(r.code, r.stdout + r.stderr).toBe(0);
-      const line = /^vendored: (.*)$/m.exec(r.stderr)?.[1];
-      expect(JSON.parse(line ?? 'null'), r.stderr).toEqual({
-        commander: 'bundle+cache',
-        zod: 'bundle+cache',
-        yaml: 'bundle+cache',
-        '@aws-sdk/client-s3': 'bundle+cache',
-        '@duckdb/node-api': 'bundle+cache',
-      });
-    } finally {
-      delete ws.env.BACKFILL_RUNBOOK_TRACE_VENDORED;
-    }
+    // the rerun of the job above, with the loader's diagnostic lines (electron/engine/vendored.ts)
+    const r = await runTraced(['r-dup', '--from', '2026-01-20T00', '--to', '2026-01-20T01', '--run-id', 'run-dup-vendored']);
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    const line = /^vendored: (.*)$/m.exec(r.stderr)?.[1];
+    expect(JSON.parse(line ?? 'null'), r.stderr).toEqual({
+      commander: 'bundle+cache',
+      zod: 'bundle+cache',
+      yaml: 'bundle+cache',
+      '@aws-sdk/client-s3': 'bundle+cache',
+      '@duckdb/node-api': 'bundle+cache',
+    });
   });
 });
 
@@ -296,7 +308,7 @@ validation:
       (await db.client.query<{ m: string }>(`select md5(string_agg(t::text, E'\\n' order by t.event_id)) as m from ${t} t`)).rows[0]?.m;
     expect(await md5(table)).toBe(await md5('events'));
     // again: idempotent, nothing doubled
-    const again = await runCli(ws, [`l-${from}`, ...range, '--run-id', `run-l2-${from}`]);
+    const again = await runTraced([`l-${from}`, ...range, '--run-id', `run-l2-${from}`]);
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(await md5(table)).toBe(await md5('events'));
   });
