@@ -30,21 +30,6 @@ function duck(): typeof DuckApi {
   return vendored<typeof DuckApi>('@duckdb/node-api');
 }
 
-/**
- * Loads DuckDB on the next turn of the event loop: for a job whose every partition needs it, the
- * library and its API load while the run's first requests to its buckets are out, instead of
- * before them or after. A failure to load surfaces where the session opens.
- */
-export function preloadLake(): void {
-  setImmediate(() => {
-    try {
-      duck();
-    } catch {
-      // LakeSession.open loads it again and reports the failure
-    }
-  });
-}
-
 /** DuckDB's working memory per partition; beyond it, it spills to the partition's folder. */
 export const LAKE_MEMORY_LIMIT = process.env.BACKFILL_RUNBOOK_LAKE_MEMORY ?? '128MB';
 const LAKE_THREADS = '2';

@@ -110,7 +110,8 @@ export async function publishPartition(req: PublishRequest): Promise<{ result: P
       published_at: new Date().toISOString(),
     };
     await bucket.put(manifestKey, serializeManifest(manifest), 'application/json', req.labels);
-    await cleanupPartition(bucket, ledger, stem);
+    // the manifest just written is the partition's current one (under this machine's lock): not read back
+    await cleanupPartition(bucket, ledger, stem, manifest);
     return { result, manifest };
   } catch (err) {
     // Best effort: if S3 is unreachable now, the ledger keeps the records for the next run.
@@ -124,12 +125,16 @@ export async function publishPartition(req: PublishRequest): Promise<{ result: P
 /**
  * Settles the recorded effects of one partition against its current manifest: uploads are
  * aborted, objects the manifest does not list are deleted, and the records are forgotten.
+ * `current` is that manifest when the caller has just written it; otherwise it is read from S3.
  */
-export async function cleanupPartition(bucket: S3Bucket, ledger: S3Ledger, stem: string): Promise<void> {
+export async function cleanupPartition(bucket: S3Bucket, ledger: S3Ledger, stem: string, current?: PartitionManifest): Promise<void> {
   const effects = ledger.effectsOf(bucket.name, stem);
   if (effects.length === 0) return;
-  const text = await bucket.getText(manifestKeyOf(stem));
-  const manifest = text === null ? null : parseManifest(text);
+  let manifest = current ?? null;
+  if (current === undefined) {
+    const text = await bucket.getText(manifestKeyOf(stem));
+    manifest = text === null ? null : parseManifest(text);
+  }
   const keep = new Set((manifest?.objects ?? []).map((o) => o.key));
   for (const upload of effects.filter((e) => e.kind === 'upload')) {
     if (upload.uploadId) await bucket.abortUpload(upload.objectKey, upload.uploadId);

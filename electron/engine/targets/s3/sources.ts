@@ -16,7 +16,7 @@ import type { ListedObject, S3Bucket } from './bucket.ts';
 import { describeS3Error, isNotFound } from './errors.ts';
 import { parseManifest } from './manifest.ts';
 import { sourceEncoding, streamsAsJsonLines } from './formats.ts';
-import { openLake, preloadLake, type Lake, type LakeSession, type PartitionValues } from './lakeSession.ts';
+import { openLake, type Lake, type LakeSession, type PartitionValues } from './lakeSession.ts';
 import { readerSql, type Encoding } from './lakeSql.ts';
 import { isDataKey, manifestKeyOf, renderPath } from './paths.ts';
 import { blocksOf, lines, readRecords, type ObjectRef, type ReadCounts, type RecordBlock } from './records.ts';
@@ -99,17 +99,14 @@ export class S3RecordSource implements RecordSource {
     );
   }
 
-  /** True when every partition goes through DuckDB: a query, or a format Node does not stream. */
-  private needsLake(): boolean {
-    return this.spec.query !== undefined || !streamsAsJsonLines(this.encoding, []);
-  }
-
   async lakeRelation(partition: Partition, lake: Lake, values: PartitionValues, signal: AbortSignal): Promise<LakeRelation> {
-    // DuckDB opens while the objects are listed and downloaded
-    const opening = lake.session();
-    opening.catch(() => undefined); // a failure to open is thrown below, once staging is done
     const objects = await this.objectsOf(partition);
-    const staged = await stageObjects(this.bucket, objects, join(lake.dir, 'source'), signal);
+    const staging = stageObjects(this.bucket, objects, join(lake.dir, 'source'), signal);
+    // DuckDB opens while the objects download. Its first load holds this thread for tens of
+    // milliseconds (bench (k)), so it starts on the next turn, once the downloads are on their way.
+    const opening = new Promise<void>((next) => setImmediate(next)).then(() => lake.session());
+    opening.catch(() => undefined); // a failure to open is thrown below, once staging is done
+    const staged = await staging;
     const session = await opening;
     for (const o of staged) session.name(o.file, this.bucket.url(o.key));
     const counts = { objects: staged.length, bytes: staged.reduce((n, o) => n + o.size, 0) };
@@ -186,8 +183,6 @@ export class S3RecordSource implements RecordSource {
   }
 
   async prepare(): Promise<void> {
-    // every partition will need DuckDB: its library loads while the bucket answers
-    if (this.needsLake()) preloadLake();
     await checkBucket(this.bucket, 'source.connection');
   }
 
