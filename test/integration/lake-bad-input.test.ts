@@ -6,6 +6,7 @@
  */
 import { existsSync, readdirSync } from 'node:fs';
 import { request } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -236,7 +237,8 @@ write_mode: overwrite-partition
 
 describe('SIGKILL in the middle of a partition, then resume', () => {
   it('leaves no orphan object visible to a reader and nothing doubled', async () => {
-    await seedEvents(db.client, 'big_events', { from: DAY, hours: 1, perHour: 20_000, seed: 9 });
+    const ROWS = 20_000;
+    await seedEvents(db.client, 'big_events', { from: DAY, hours: 1, perHour: ROWS, seed: 9 });
     ws.writeJob(
       'kill-export',
       `name: kill-export
@@ -249,36 +251,34 @@ target:
   connection: lake
   path: "killed/dt={date}/hour={hour}/"
   format: parquet
-  records_per_object: 6000
+  records_per_object: 1000
 write_mode: overwrite-partition
 `,
     );
-    const run = startCli(ws, ['kill-export', ...one, '--run-id', 'run-kill']);
-    // killed once the partition is under way: rows are being read or objects written. The clock
-    // starts when the run is on record ("Starting run"): on a busy machine 1.5 s after spawning
-    // can come before it, and there is then no run to resume.
-    await new Promise<void>((resolve) => {
-      let seen = '';
-      let timer: NodeJS.Timeout | undefined;
-      run.child.stdout?.on('data', (d: Buffer) => {
-        seen += d.toString();
-        const started = seen.indexOf('Starting run run-kill');
-        if (timer === undefined && started !== -1) timer = setTimeout(resolve, 1500);
-        // The partition named after the run is on record (the plan's own line names it too, earlier).
-        if (started !== -1 && seen.indexOf('2026-01-20T00', started) !== -1) {
-          clearTimeout(timer);
-          setTimeout(resolve, 400);
-        }
-      });
-    });
-    run.child.kill('SIGKILL');
-    await run.done;
     const stem = `killed/dt=${DAY}/hour=00/`;
-    // a reader follows the manifest: before the resume there is none, or a complete one
-    const early = await manifestOf(s3, bucket, stem);
-    if (early) expect(early.records).toBe(20_000);
+    const run = startCli(ws, ['kill-export', ...one, '--run-id', 'run-kill']);
+    const killed = run.child.pid;
+    // Killed in the middle of the partition: once its first data object is in the bucket, while
+    // the other nineteen are still to come and the manifest with them.
+    let exited = false;
+    void run.done.then(() => (exited = true));
+    for (;;) {
+      const keys = await listKeys(s3, bucket, stem);
+      if (keys.some((k) => k.endsWith('.parquet')) || exited) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    run.child.kill('SIGKILL');
+    const first = await run.done;
+    expect(first.signal, `the run ended before it could be killed mid-partition:\n${first.stdout}${first.stderr}`).toBe('SIGKILL');
+    // a reader follows the manifest: before the resume there is none
+    expect(await manifestOf(s3, bucket, stem)).toBeNull();
+    // the killed process's partition folder (rows before upload) is left behind…
+    const leftovers = (): string[] => readdirSync(tmpdir()).filter((f) => new RegExp(`^bfr-(lake|s3)-.+-${killed}-`).test(f));
+    expect(leftovers()).not.toEqual([]);
     const resumed = await runCli(ws, ['--resume', '--run-id', 'run-kill']);
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
+    // …until the next run of this machine sweeps it (electron/engine/targets/s3/workDirs.ts)
+    expect(leftovers()).toEqual([]);
     const manifest = await manifestOf(s3, bucket, stem);
     const keys = manifest?.objects.map((o) => o.key) ?? [];
     expect(await listKeys(s3, bucket, stem)).toEqual([...keys, `${stem}_complete`].sort());
@@ -288,7 +288,7 @@ write_mode: overwrite-partition
       keys,
       'select count(*)::int as n, count(distinct event_id)::int as ids from source',
     );
-    expect(got).toEqual({ n: 20_000, ids: 20_000 });
+    expect(got).toEqual({ n: ROWS, ids: ROWS });
     expect(
       readdirSync(join(inject('s3').directory, bucket)).includes('._S3rver_uploads')
         ? readdirSync(join(inject('s3').directory, bucket, '._S3rver_uploads'))

@@ -5,8 +5,7 @@
  * bounded by one block, whatever the partition's size.
  */
 import { createHash } from 'node:crypto';
-import { createReadStream, createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createReadStream, createWriteStream, mkdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -17,6 +16,7 @@ import type { S3Bucket } from './bucket.ts';
 import type { ManifestObject } from './manifest.ts';
 import { dataObjectKey } from './paths.ts';
 import { endOfLine, type RecordBlock } from './records.ts';
+import { makeWorkDir } from './workDirs.ts';
 
 /** What every object a backfill writes carries: tags (source=backfill, run_id, plan_hash) and metadata. */
 export interface ObjectLabels {
@@ -45,7 +45,7 @@ export interface WriterOptions extends UploadOptions {
 }
 
 export async function writeObjects(records: AsyncIterable<RecordBlock>, opts: WriterOptions): Promise<ManifestObject[]> {
-  const dir = opts.keepIn ?? mkdtempSync(join(tmpdir(), 'bfr-s3-'));
+  const dir = opts.keepIn ?? makeWorkDir('s3');
   mkdirSync(dir, { recursive: true });
   const written: ManifestObject[] = [];
   try {

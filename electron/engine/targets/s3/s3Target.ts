@@ -2,8 +2,7 @@
  * An S3 partition as a partition target, fed by a Postgres query or by another S3 location:
  * publishPartition (publish.ts) is its atomic step, its manifests are its markers.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Partition } from '../../../../shared/partitions.ts';
 import type { Job, S3Target, WriteMode } from '../../../../shared/schemas.ts';
@@ -31,6 +30,7 @@ import { checkBucket, partitionValues, S3RecordSource, type RecordSource, type S
 import { targetEncoding } from './formats.ts';
 import type { LakeSession } from './lakeSession.ts';
 import { openLake } from './lakeSession.ts';
+import { makeWorkDir } from './workDirs.ts';
 import { readerSql, type Encoding } from './lakeSql.ts';
 import { writeLakeObjects } from './lakeWriter.ts';
 import { PostgresRecordSource } from './pgJsonSource.ts';
@@ -116,7 +116,7 @@ export class S3PartitionTarget implements PartitionTarget {
     const stem = this.stemOf(partition.key);
     const labels = backfillLabels(ctx.runId, ctx.planHash, partition.key, job.name);
     // The partition's private folder: staged source objects, the objects before upload, DuckDB's spill.
-    const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
+    const dir = makeWorkDir('lake');
     const lake = openLake(dir, job.timezone);
     let outputs: { files: string[]; encoding: Encoding } = { files: [], encoding: this.encoding };
     let stored: number | undefined;
@@ -257,7 +257,7 @@ export class S3PartitionTarget implements PartitionTarget {
 
   /** `target` over a published partition's objects, staged from S3, for reconcile. */
   private async publishedLake<T>(manifest: PartitionManifest, fn: (lake: () => Promise<LakeSession>) => Promise<T>): Promise<T> {
-    const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
+    const dir = makeWorkDir('lake');
     const lake = openLake(dir, this.options.job.timezone);
     let defined: Promise<LakeSession> | undefined;
     try {

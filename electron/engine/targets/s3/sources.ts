@@ -5,8 +5,7 @@
  * writers that let DuckDB encode. In an order that depends only on the content where the
  * format allows, so a rerun writes byte-identical objects.
  */
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createReadStream, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Partition } from '../../../../shared/partitions.ts';
 import type { S3Source, Unit } from '../../../../shared/schemas.ts';
@@ -17,6 +16,7 @@ import { describeS3Error, isNotFound } from './errors.ts';
 import { parseManifest } from './manifest.ts';
 import { sourceEncoding, streamsAsJsonLines } from './formats.ts';
 import { openLake, type Lake, type LakeSession, type PartitionValues } from './lakeSession.ts';
+import { makeWorkDir } from './workDirs.ts';
 import { readerSql, type Encoding } from './lakeSql.ts';
 import { isDataKey, manifestKeyOf, renderPath } from './paths.ts';
 import { blocksOf, lines, readRecords, type ObjectRef, type ReadCounts, type RecordBlock } from './records.ts';
@@ -161,7 +161,7 @@ export class S3RecordSource implements RecordSource {
 
   /** The partition's records as JSON Lines, converted by DuckDB into a local file and streamed from it. */
   private async *convertedRecords(partition: Partition, counts: ReadCounts, signal: AbortSignal): AsyncGenerator<string> {
-    const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
+    const dir = makeWorkDir('lake');
     const lake = openLake(dir, this.timezone);
     try {
       const relation = await this.lakeRelation(partition, lake, partitionValues(partition), signal);
@@ -258,7 +258,7 @@ export class S3RecordSource implements RecordSource {
   }
 
   private async withLake<T>(partition: Partition, fn: (session: LakeSession, relation: LakeRelation) => Promise<T>): Promise<T> {
-    const dir = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
+    const dir = makeWorkDir('lake');
     const lake = openLake(dir, this.timezone);
     try {
       const relation = await this.lakeRelation(partition, lake, partitionValues(partition), new AbortController().signal);
