@@ -23,7 +23,10 @@ import { setFlagsFromString } from 'node:v8';
 // after setFlagsFromString is compiled from its source. Loading https (with tls and http) takes
 // about 25 ms instead of 5 on this machine, http2 45 instead of 10. So the data profile loads
 // the built-ins the data commands use before it sets its flags. BACKFILL_RUNBOOK_TRACE_VENDORED=1
-// names any loaded after (electron/engine/vendored.ts); the lake tests expect none.
+// names every module of Node's own loaded after (electron/engine/vendored.ts); the lake tests
+// expect no public built-in among them. Not undici (behind fetch and Response: notifications,
+// HTTP probes, pg's probe for a Cloudflare runtime): about 50 ms to load even from the cache,
+// which every S3-only run would pay.
 const DATA_BUILTINS = [
   'node:assert',
   'node:child_process',
@@ -76,7 +79,10 @@ export function v8ProfileFor(command) {
   return QUICK.has(command ?? '') ? 'quick' : 'data';
 }
 
-/** Sets the profile's flags, before any module is loaded, and names it on globalThis. */
+/**
+ * Sets the profile's flags — after the built-ins above, before any other module is loaded — and
+ * names the profile on globalThis.
+ */
 export function setV8Profile(profile) {
   if (profile === 'data') {
     const require = createRequire(import.meta.url);

@@ -18,7 +18,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { builtinModules, createRequire } from 'node:module';
+import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
@@ -132,18 +132,15 @@ export function vendorOrigins(): Record<string, 'node_modules' | 'bundle' | 'bun
 const FLAGS_SET_AT = Symbol.for('backfill-runbook.v8-flags-set-at');
 
 /**
- * Node's public built-in modules this process loaded after bin/v8Profile.mjs set V8 flags, each
- * compiled from its source: V8 refuses Node's own code cache under changed flags. Empty when no
- * flags were set.
+ * Node's own modules this process loaded after bin/v8Profile.mjs set V8 flags, each compiled
+ * from its source: V8 refuses Node's code cache under changed flags. Public ones (`https`) and
+ * internal ones (`internal/deps/undici/undici`, behind fetch); empty when no flags were set.
  */
 export function builtinsAfterFlags(): string[] {
   const at = (globalThis as Record<symbol, unknown>)[FLAGS_SET_AT];
   if (typeof at !== 'number') return [];
   const loaded = (process as unknown as { moduleLoadList: string[] }).moduleLoadList.slice(at);
-  return loaded
-    .filter((m) => m.startsWith('NativeModule '))
-    .map((m) => m.slice('NativeModule '.length))
-    .filter((m) => builtinModules.includes(m));
+  return loaded.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice('NativeModule '.length));
 }
 
 /**

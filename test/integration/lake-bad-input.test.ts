@@ -4,7 +4,7 @@
  * published (no manifest, no data object left behind). Then a SIGKILL in the middle of a
  * partition and a resume: no orphan object visible to a reader, nothing doubled.
  */
-import { existsSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -256,6 +256,9 @@ write_mode: overwrite-partition
 `,
     );
     const stem = `killed/dt=${DAY}/hour=00/`;
+    // the runs' own temporary folder, where the partition's work folder goes
+    const temp = mkdtempSync(join(tmpdir(), 'bfr-kill-temp-'));
+    ws.env.TMPDIR = temp;
     const run = startCli(ws, ['kill-export', ...one, '--run-id', 'run-kill']);
     const killed = run.child.pid;
     // Killed in the middle of the partition: once its first data object is in the bucket, while
@@ -273,12 +276,15 @@ write_mode: overwrite-partition
     // a reader follows the manifest: before the resume there is none
     expect(await manifestOf(s3, bucket, stem)).toBeNull();
     // the killed process's partition folder (rows before upload) is left behind…
-    const leftovers = (): string[] => readdirSync(tmpdir()).filter((f) => new RegExp(`^bfr-(lake|s3)-.+-${killed}-`).test(f));
+    const leftovers = (): string[] => readdirSync(temp).filter((f) => new RegExp(`^bfr-(lake|s3)-.+-${killed}-`).test(f));
     expect(leftovers()).not.toEqual([]);
     const resumed = await runCli(ws, ['--resume', '--run-id', 'run-kill']);
+    delete ws.env.TMPDIR;
     expect(resumed.code, resumed.stdout + resumed.stderr).toBe(0);
-    // …until the next run of this machine sweeps it (electron/engine/targets/s3/workDirs.ts)
-    expect(leftovers()).toEqual([]);
+    // …until the next run of this machine sweeps it (electron/engine/targets/s3/workDirs.ts),
+    // and that run leaves nothing of its own
+    expect(readdirSync(temp)).toEqual([]);
+    rmSync(temp, { recursive: true, force: true });
     const manifest = await manifestOf(s3, bucket, stem);
     const keys = manifest?.objects.map((o) => o.key) ?? [];
     expect(await listKeys(s3, bucket, stem)).toEqual([...keys, `${stem}_complete`].sort());

@@ -24,7 +24,7 @@ function alive(pid: number): boolean {
 
 describe("the sandbox's S3 server", () => {
   it('serves unsigned requests, and starts again on the same port with the same objects', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
+    const directory = mkdtempSync(join(tmpdir(), 'bfr-sandbox-s3-test-'));
     const first = await startS3Server({ directory });
     const connection = s3ConnectionSchema.parse({
       kind: 's3',
@@ -54,7 +54,7 @@ describe("the sandbox's S3 server", () => {
   });
 
   it('ends by itself when the process that started it is SIGKILLed', async () => {
-    const directory = mkdtempSync(join(tmpdir(), 'bfr-lake-'));
+    const directory = mkdtempSync(join(tmpdir(), 'bfr-sandbox-s3-test-'));
     // A parent that starts the server and waits, as the sandbox supervisor does.
     const parent = spawn(
       'sh',

@@ -7,14 +7,20 @@
  * The module, its JavaScript and its WebAssembly, is loaded on first use (about 25 ms), so
  * commands and jobs that never look at Postgres SQL (`status`, an S3 → S3 run) do not pay for it.
  */
+import { createRequire } from 'node:module';
 import type * as PgQuery from 'libpg-query';
 import type { ParseResult } from 'libpg-query';
 import { bindNamed } from '../targets/postgres/sql.ts';
 
+// A require, not an import(): the package is CommonJS, which an import() would have Node read
+// with its CommonJS lexer first — a module compiled from source under the data commands' V8
+// flags (bin/v8Profile.mjs).
+const require = createRequire(import.meta.url);
 let loading: Promise<typeof PgQuery> | undefined;
 
 function parser(): Promise<typeof PgQuery> {
-  loading ??= import('libpg-query').then(async (lib) => {
+  loading ??= Promise.resolve().then(async () => {
+    const lib = require('libpg-query') as typeof PgQuery;
     await lib.loadModule();
     return lib;
   });

@@ -1,18 +1,22 @@
 /**
  * The private folders of S3 work in the system's temporary folder: a lake partition's staged
- * source objects, its objects before upload and DuckDB's spill files (`lake`), or the objects a
- * streamed export spools before upload (`s3`). The process that makes one removes it when the
- * partition settles; a process killed outright (SIGKILL, the machine restarting under it) cannot,
- * and a staged partition can be gigabytes.
+ * source objects, its objects before upload and DuckDB's spill files (`lake`), or what
+ * writeObjects spools when its caller gives it no folder (`s3`). The process that makes one
+ * removes it when the partition settles; a process killed outright (SIGKILL, the machine
+ * restarting under it) cannot, and a staged partition can be gigabytes.
  *
- * So each folder is named for the machine and the process that made it,
- * `bfr-<kind>-<host>-<pid>-XXXXXX`, and the first folder a process makes sweeps away those of
- * this machine's processes that no longer run (processAlive: a zombie counts as gone). A folder
- * of a process that still runs, of another machine sharing the folder, or of any other name is
- * left alone. Folders named before the pid was (`bfr-lake-XXXXXX`, `bfr-s3-XXXXXX`) go once a
- * day old: no partition runs that long without its folder changing.
+ * So each folder is named for the process that made it, `bfr-<kind>-<machine>-<pid>-XXXXXX`,
+ * where the machine is the host name and the pid namespace (two containers may share /tmp and
+ * a host name, never a pid namespace and its pids). Making a folder starts a sweep in the
+ * background — at most once an hour per process, so a long-lived app sweeps too — that removes
+ * the folders of this machine's processes that no longer run (processAlive: a zombie counts as
+ * gone) and that belong to this user. A folder of a process that still runs, of another machine
+ * or user, or of any other name is left alone. Folders named before the process was
+ * (`bfr-lake-XXXXXX`, `bfr-s3-XXXXXX`: no machine in the name) go once a day old, whoever
+ * made them: no partition runs that long without its folder changing.
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readlinkSync } from 'node:fs';
+import { readdir, rm, stat } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { processAlive } from '../../executor/processAlive.ts';
@@ -20,54 +24,63 @@ import { processAlive } from '../../executor/processAlive.ts';
 export type WorkDirKind = 'lake' | 's3';
 const KINDS: readonly WorkDirKind[] = ['lake', 's3'];
 const LEGACY_AGE_MS = 24 * 60 * 60 * 1000;
-const swept = new Set<string>();
+const SWEEP_EVERY_MS = 60 * 60 * 1000;
+const lastSweep = new Map<string, number>();
 
-/** This machine's name as it stands in a folder name: letters, digits, dots and underscores. */
-export function hostTag(): string {
-  return (
+/** This machine as it stands in a folder name: host and pid namespace, in letters, digits, dots and underscores. */
+export function machineTag(): string {
+  const host =
     hostname()
       .replace(/[^A-Za-z0-9.]/g, '_')
-      .slice(0, 64) || 'host'
-  );
-}
-
-/** A new private folder for one partition's work (the caller removes it). */
-export function makeWorkDir(kind: WorkDirKind, root = tmpdir()): string {
-  if (!swept.has(root)) {
-    swept.add(root);
-    try {
-      sweepWorkDirs(root);
-    } catch {
-      // a folder that cannot be listed or removed now is tried again by the next process
-    }
+      .slice(0, 64) || 'host';
+  let ns = '';
+  try {
+    ns = /\[(\d+)\]/.exec(readlinkSync('/proc/self/ns/pid'))?.[1] ?? '';
+  } catch {
+    // no /proc (macOS, Windows): the host name alone
   }
-  return mkdtempSync(join(root, `bfr-${kind}-${hostTag()}-${process.pid}-`));
+  return ns ? `${host}.${ns}` : host;
 }
 
-/** Removes the work folders under `root` left by this machine's processes that no longer run; returns them. */
-export function sweepWorkDirs(root = tmpdir(), now = Date.now()): string[] {
-  const host = hostTag();
+/** A new private folder for one partition's work (the caller removes it); sweeps leftovers in the background. */
+export function makeWorkDir(kind: WorkDirKind, root = tmpdir()): string {
+  const now = Date.now();
+  if (now - (lastSweep.get(root) ?? -Infinity) >= SWEEP_EVERY_MS) {
+    lastSweep.set(root, now);
+    // a folder that cannot be removed now is tried again by the next sweep
+    sweepWorkDirs(root).catch(() => undefined);
+  }
+  return mkdtempSync(join(root, `bfr-${kind}-${machineTag()}-${process.pid}-`));
+}
+
+/**
+ * Removes the work folders under `root` that this user's processes of this machine left and no
+ * longer use; returns them. One that cannot be read or removed is skipped.
+ */
+export async function sweepWorkDirs(root = tmpdir(), now = Date.now()): Promise<string[]> {
+  const machine = machineTag();
+  const uid = process.getuid?.();
   const removed: string[] = [];
-  for (const entry of readdirSync(root, { withFileTypes: true })) {
-    const name = entry.name;
-    const kind = KINDS.find((k) => name.startsWith(`bfr-${k}-`));
+  for (const entry of await readdir(root, { withFileTypes: true })) {
+    const kind = KINDS.find((k) => entry.name.startsWith(`bfr-${k}-`));
     if (kind === undefined || !entry.isDirectory()) continue;
-    const path = join(root, name);
-    if (!isStale(name.slice(`bfr-${kind}-`.length), path, host, now)) continue;
-    rmSync(path, { recursive: true, force: true });
-    removed.push(path);
+    const path = join(root, entry.name);
+    try {
+      const s = await stat(path);
+      if (uid !== undefined && s.uid !== uid) continue;
+      if (!isStale(entry.name.slice(`bfr-${kind}-`.length), s.mtimeMs, machine, now)) continue;
+      await rm(path, { recursive: true, force: true });
+      removed.push(path);
+    } catch {
+      // gone meanwhile, or not ours to remove: the rest are still swept
+    }
   }
   return removed;
 }
 
-function isStale(rest: string, path: string, host: string, now: number): boolean {
-  // <host>-<pid>-XXXXXX (hostTag leaves no dash in the host)
+function isStale(rest: string, mtimeMs: number, machine: string, now: number): boolean {
+  // <machine>-<pid>-XXXXXX (machineTag leaves no dash in the machine)
   const named = /^([A-Za-z0-9._]+)-(\d+)-[A-Za-z0-9]{6}$/.exec(rest);
-  if (named) return named[1] === host && Number(named[2]) !== process.pid && !processAlive(Number(named[2]));
-  if (!/^[A-Za-z0-9]{6}$/.test(rest)) return false;
-  try {
-    return now - statSync(path).mtimeMs > LEGACY_AGE_MS;
-  } catch {
-    return false;
-  }
+  if (named) return named[1] === machine && Number(named[2]) !== process.pid && !processAlive(Number(named[2]));
+  return /^[A-Za-z0-9]{6}$/.test(rest) && now - mtimeMs > LEGACY_AGE_MS;
 }
