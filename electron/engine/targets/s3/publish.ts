@@ -130,11 +130,8 @@ export async function publishPartition(req: PublishRequest): Promise<{ result: P
 export async function cleanupPartition(bucket: S3Bucket, ledger: S3Ledger, stem: string, current?: PartitionManifest): Promise<void> {
   const effects = ledger.effectsOf(bucket.name, stem);
   if (effects.length === 0) return;
-  let manifest = current ?? null;
-  if (current === undefined) {
-    const text = await bucket.getText(manifestKeyOf(stem));
-    manifest = text === null ? null : parseManifest(text);
-  }
+  const text = current === undefined ? await bucket.getText(manifestKeyOf(stem)) : null;
+  const manifest = current ?? (text === null ? null : parseManifest(text));
   const keep = new Set((manifest?.objects ?? []).map((o) => o.key));
   for (const upload of effects.filter((e) => e.kind === 'upload')) {
     if (upload.uploadId) await bucket.abortUpload(upload.objectKey, upload.uploadId);

@@ -26,9 +26,15 @@ const KINDS: readonly WorkDirKind[] = ['lake', 's3'];
 const LEGACY_AGE_MS = 24 * 60 * 60 * 1000;
 const SWEEP_EVERY_MS = 60 * 60 * 1000;
 const lastSweep = new Map<string, number>();
+let machine: string | undefined;
 
 /** This machine as it stands in a folder name: host and pid namespace, in letters, digits, dots and underscores. */
 export function machineTag(): string {
+  machine ??= readMachineTag();
+  return machine;
+}
+
+function readMachineTag(): string {
   const host =
     hostname()
       .replace(/[^A-Za-z0-9.]/g, '_')
@@ -58,7 +64,6 @@ export function makeWorkDir(kind: WorkDirKind, root = tmpdir()): string {
  * longer use; returns them. One that cannot be read or removed is skipped.
  */
 export async function sweepWorkDirs(root = tmpdir(), now = Date.now()): Promise<string[]> {
-  const machine = machineTag();
   const uid = process.getuid?.();
   const removed: string[] = [];
   for (const entry of await readdir(root, { withFileTypes: true })) {
@@ -68,7 +73,7 @@ export async function sweepWorkDirs(root = tmpdir(), now = Date.now()): Promise<
     try {
       const s = await stat(path);
       if (uid !== undefined && s.uid !== uid) continue;
-      if (!isStale(entry.name.slice(`bfr-${kind}-`.length), s.mtimeMs, machine, now)) continue;
+      if (!isStale(entry.name.slice(`bfr-${kind}-`.length), s.mtimeMs, now)) continue;
       await rm(path, { recursive: true, force: true });
       removed.push(path);
     } catch {
@@ -78,9 +83,9 @@ export async function sweepWorkDirs(root = tmpdir(), now = Date.now()): Promise<
   return removed;
 }
 
-function isStale(rest: string, mtimeMs: number, machine: string, now: number): boolean {
-  // <machine>-<pid>-XXXXXX (machineTag leaves no dash in the machine)
+function isStale(rest: string, mtimeMs: number, now: number): boolean {
+  // <machine>-<pid>-XXXXXX (machineTag leaves no dash in the machine); this process is alive too
   const named = /^([A-Za-z0-9._]+)-(\d+)-[A-Za-z0-9]{6}$/.exec(rest);
-  if (named) return named[1] === machine && Number(named[2]) !== process.pid && !processAlive(Number(named[2]));
+  if (named) return named[1] === machineTag() && !processAlive(Number(named[2]));
   return /^[A-Za-z0-9]{6}$/.test(rest) && now - mtimeMs > LEGACY_AGE_MS;
 }
